@@ -1,0 +1,31 @@
+#pragma once
+// Reading bodies from CSV and writing state and activity maps (SPEC §1).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbody/bodies.hpp"
+
+namespace nbody {
+
+// Reads `x,y,vx,vy,m` lines. Empty fields take their defaults (generator position for that
+// index with `seed`, zero velocity, mass 1/N). When `expected_n` is given the file must hold
+// exactly that many bodies. Throws InputError naming file, line and field.
+Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expected_n,
+                       std::uint64_t seed);
+
+// All writers go through a temporary file renamed into place: no half-written output.
+void write_bodies_csv(const std::string& path, const Bodies& bodies, const std::string& comment);
+void write_activity_map_csv(const std::string& path, const std::vector<float>& map, int d);
+// A heat map a person can look at (cells pooled to at most `max_pixels` per side).
+void write_activity_map_png(const std::string& path, const std::vector<float>& map, int d,
+                            int max_pixels = 1024);
+// Chooses PNG for a .png path, CSV otherwise.
+void write_activity_map(const std::string& path, const std::vector<float>& map, int d);
+
+// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+}  // namespace nbody

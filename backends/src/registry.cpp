@@ -1,0 +1,111 @@
+#include "nbody/registry.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+    // Iterative wildcard match with backtracking to the last '*'.
+    std::size_t p = 0, t = 0, star = std::string::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+            ++p;
+            ++t;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+void Registry::add(VariantDescriptor descriptor) {
+    if (descriptor.id.empty() || descriptor.id.find('.') == std::string::npos)
+        throw std::logic_error("variant id '" + descriptor.id + "' is not <backend>.<variant>");
+    if (find(descriptor.id) != nullptr)
+        throw std::logic_error("variant '" + descriptor.id + "' registered twice");
+    if (!descriptor.create) throw std::logic_error("variant '" + descriptor.id + "' has no factory");
+    if (!descriptor.availability) descriptor.availability = [] { return Availability{}; };
+    variants_.push_back(std::move(descriptor));
+}
+
+const VariantDescriptor* Registry::find(const std::string& id) const {
+    for (const auto& v : variants_)
+        if (v.id == id) return &v;
+    return nullptr;
+}
+
+std::vector<const VariantDescriptor*> Registry::match(const std::string& patterns) const {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= patterns.size()) {
+        const std::size_t comma = patterns.find(',', start);
+        const std::string part =
+            patterns.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!part.empty()) parts.push_back(part);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    std::vector<const VariantDescriptor*> out;
+    for (const auto& v : variants_)
+        if (std::any_of(parts.begin(), parts.end(),
+                        [&](const std::string& p) { return glob_match(p, v.id); }))
+            out.push_back(&v);
+    return out;
+}
+
+namespace {
+bool parse_long(const std::string& text, long& value) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    return ec == std::errc() && ptr == end && !text.empty();
+}
+}  // namespace
+
+TuningValues Registry::resolve_tuning(const VariantDescriptor& variant, const TuningValues& overrides) {
+    TuningValues values;
+    for (const auto& t : variant.tunings) values[t.name] = t.default_value;
+    for (const auto& [name, value] : overrides) {
+        const auto it = std::find_if(variant.tunings.begin(), variant.tunings.end(),
+                                     [&](const TuningParameter& t) { return t.name == name; });
+        if (it == variant.tunings.end())
+            throw UsageError("variant " + variant.id + " has no tuning '" + name + "'");
+        if (!it->allowed_values.empty()) {
+            if (std::find(it->allowed_values.begin(), it->allowed_values.end(), value) ==
+                it->allowed_values.end()) {
+                std::string allowed;
+                for (const auto& a : it->allowed_values) allowed += (allowed.empty() ? "" : "|") + a;
+                throw UsageError("variant " + variant.id + ": tuning " + name + "=" + value +
+                                 " is not one of " + allowed);
+            }
+        } else {
+            long parsed = 0;
+            if (!parse_long(value, parsed) || parsed < it->min_value || parsed > it->max_value)
+                throw UsageError("variant " + variant.id + ": tuning " + name + "=" + value +
+                                 " is not an integer in [" + std::to_string(it->min_value) + ", " +
+                                 std::to_string(it->max_value) + "]");
+        }
+        values[name] = value;
+    }
+    return values;
+}
+
+long tuning_int(const TuningValues& values, const std::string& name) {
+    const auto it = values.find(name);
+    long parsed = 0;
+    if (it == values.end() || !parse_long(it->second, parsed))
+        throw std::logic_error("tuning '" + name + "' missing or not an integer");
+    return parsed;
+}
+
+}  // namespace nbody

@@ -1,0 +1,16 @@
+# Copies the shared libraries a binary needs that are not part of the base system (glibc, the
+# CUDA driver) next to it, under their SONAME. Run with -DBINARY=<path>.
+get_filename_component(dir "${BINARY}" DIRECTORY)
+file(GET_RUNTIME_DEPENDENCIES
+  EXECUTABLES "${BINARY}"
+  RESOLVED_DEPENDENCIES_VAR resolved
+  UNRESOLVED_DEPENDENCIES_VAR unresolved
+  PRE_EXCLUDE_REGEXES "^libc\\.so" "^libm\\.so" "^libdl\\.so" "^librt\\.so" "^libpthread\\.so" "^ld-linux" "^libcuda\\.so" "^linux-vdso"
+  POST_EXCLUDE_REGEXES "^/lib64/ld-linux")
+foreach(lib IN LISTS resolved)
+  get_filename_component(name "${lib}" NAME)
+  if(name MATCHES "^(libc|libm|libdl|librt|libpthread|ld-linux)[.-]")
+    continue()
+  endif()
+  file(COPY_FILE "${lib}" "${dir}/${name}" ONLY_IF_DIFFERENT)
+endforeach()

@@ -1,0 +1,8 @@
+# Locates Kokkos; see kokkos_impl/ for the variants. (Extended by the Kokkos work.)
+find_package(Kokkos CONFIG QUIET)
+if(Kokkos_FOUND)
+  set(NBODY_WITH_KOKKOS ON)
+  set(NBODY_MODEL_STATUS_KOKKOS "on (Kokkos ${Kokkos_VERSION})")
+else()
+  set(NBODY_MODEL_STATUS_KOKKOS "off: Kokkos not found (set Kokkos_ROOT)")
+endif()

@@ -1,0 +1,42 @@
+// `nbody-bench list`: every variant of this build, whether it can run here and why not, its tunings.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "nbody/registry.hpp"
+
+namespace nbody {
+
+namespace {
+std::string describe_tuning(const TuningParameter& t) {
+    std::string allowed;
+    if (t.allowed_values.empty()) {
+        allowed = fmt::format("{}..{}", t.min_value, t.max_value);
+    } else {
+        for (const auto& v : t.allowed_values) allowed += (allowed.empty() ? "" : "|") + v;
+    }
+    return fmt::format("{}={} [{}]", t.name, t.default_value, allowed);
+}
+}  // namespace
+
+void add_list_command(CLI::App& app, int& exit_status) {
+    auto* cmd = app.add_subcommand("list", "List the variants of this build, their availability and tunings");
+    auto pattern = std::make_shared<std::string>("*");
+    cmd->add_option("--variants", *pattern, "comma-separated glob patterns of variant ids")->capture_default_str();
+    cmd->callback([pattern, &exit_status] {
+        const auto variants = builtin_registry().match(*pattern);
+        fmt::print("{:<34} {:<10} {:<44} {}\n", "variant", "available", "description", "tunings (default [allowed])");
+        for (const auto* v : variants) {
+            const Availability a = v->availability();
+            std::string tunings;
+            for (const auto& t : v->tunings) tunings += (tunings.empty() ? "" : "  ") + describe_tuning(t);
+            fmt::print("{:<34} {:<10} {:<44} {}\n", v->id, a.available ? "yes" : "no", v->description,
+                       tunings.empty() ? "-" : tunings);
+            if (!a.available) fmt::print("{:<34} {:<10} reason: {}\n", "", "", a.reason);
+        }
+        exit_status = 0;
+    });
+}
+
+}  // namespace nbody

@@ -1,0 +1,44 @@
+#include "measure.hpp"
+
+#include <chrono>
+
+namespace nbody {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+}  // namespace
+
+Measurement measure_variant(Simulation& simulation, const Bodies& initial, int warmup, int steps) {
+    Measurement m;
+    auto start = Clock::now();
+    simulation.upload(initial);
+    simulation.synchronize();
+    m.upload_s = seconds_since(start);
+
+    if (warmup > 0) {
+        simulation.advance(warmup);
+        simulation.synchronize();
+        simulation.upload(initial);
+        simulation.synchronize();
+    }
+
+    start = Clock::now();
+    simulation.advance(steps);
+    simulation.synchronize();
+    m.time_per_step_s = seconds_since(start) / steps;
+
+    start = Clock::now();
+    simulation.download(m.final_state, m.activity_map);
+    m.download_s = seconds_since(start);
+    return m;
+}
+
+double interactions_per_second(std::size_t n, double time_per_step_s) {
+    const double nn = static_cast<double>(n);
+    return nn * nn / time_per_step_s;
+}
+
+}  // namespace nbody

@@ -1,0 +1,29 @@
+#pragma once
+// Command-line options shared by the subcommands that build a problem.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nbody/generator.hpp"
+#include "nbody/variant.hpp"
+
+namespace nbody {
+
+struct ProblemOptions {
+    PhysicsConstants constants;
+    std::uint64_t seed = kDefaultSeed;
+    std::string input_path;  // empty: generate
+    std::vector<std::string> tuning_assignments;  // "name=value"
+
+    void add_constants_to(CLI::App& app);
+    void add_initial_state_to(CLI::App& app);
+    void add_tuning_to(CLI::App& app);
+
+    // name=value pairs; UsageError on a malformed one.
+    TuningValues tuning_overrides() const;
+    // The initial state: from the input file (which must hold `n` bodies when n != 0) or generated.
+    Bodies initial_state(std::size_t n) const;
+};
+
+}  // namespace nbody

@@ -1,0 +1,88 @@
+// `nbody-bench run`: one variant on one problem; prints the timings, writes state and map on request.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "measure.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/io.hpp"
+#include "nbody/registry.hpp"
+#include "problem_options.hpp"
+
+namespace nbody {
+
+namespace {
+
+struct RunOptions {
+    std::string variant;
+    std::size_t n = 0;  // 0: from --input, else 1024
+    int d = 10;
+    int steps = 10;
+    int warmup = 1;
+    std::string state_out, map_out;
+    ProblemOptions problem;
+};
+
+void run(const RunOptions& o) {
+    const VariantDescriptor* variant = builtin_registry().find(o.variant);
+    if (variant == nullptr)
+        throw UsageError("unknown variant '" + o.variant + "' (see `nbody-bench list`)");
+    const Availability availability = variant->availability();
+    if (!availability.available)
+        throw UsageError("variant " + variant->id + " cannot run here: " + availability.reason);
+    const TuningValues tuning = Registry::resolve_tuning(*variant, o.problem.tuning_overrides());
+
+    const Bodies initial = o.problem.initial_state(o.n != 0 || !o.problem.input_path.empty() ? o.n : 1024);
+    Problem problem{.n = initial.size(), .d = o.d, .constants = o.problem.constants};
+    if (variant->max_n != 0 && problem.n > variant->max_n)
+        throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, problem.n));
+
+    auto simulation = variant->create(problem, tuning);
+    const Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps);
+
+    std::string tuning_text;
+    for (const auto& [name, value] : tuning) tuning_text += fmt::format("{}{}={}", tuning_text.empty() ? "" : " ", name, value);
+    fmt::print("variant          {}\n", variant->id);
+    fmt::print("tuning           {}\n", tuning_text.empty() ? "-" : tuning_text);
+    fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
+               o.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
+    fmt::print("upload           {:.6e} s\n", m.upload_s);
+    fmt::print("time per step    {:.6e} s\n", m.time_per_step_s);
+    fmt::print("interactions/s   {:.4e}\n", interactions_per_second(problem.n, m.time_per_step_s));
+    fmt::print("download         {:.6e} s\n", m.download_s);
+
+    if (!o.state_out.empty()) {
+        write_bodies_csv(o.state_out, m.final_state,
+                         fmt::format("nbody2d state after {} steps of {} (N={}, D={})", o.steps, variant->id, problem.n, problem.d));
+        fmt::print("state written    {}\n", o.state_out);
+    }
+    if (!o.map_out.empty()) {
+        write_activity_map(o.map_out, m.activity_map, problem.d);
+        fmt::print("map written      {}\n", o.map_out);
+    }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_status) {
+    auto o = std::make_shared<RunOptions>();
+    auto* cmd = app.add_subcommand("run", "Run one variant on one problem and print its timings");
+    cmd->add_option("--variant", o->variant, "variant id (see `list`)")->required();
+    cmd->add_option("-n,--bodies", o->n, "number of bodies N (default 1024, or the count in --input)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+    cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, 65536));
+    cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 30));
+    cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(CLI::Range(0, 1 << 30));
+    o->problem.add_initial_state_to(*cmd);
+    o->problem.add_constants_to(*cmd);
+    o->problem.add_tuning_to(*cmd);
+    cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format)");
+    cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
+    cmd->callback([o, &exit_status] {
+        run(*o);
+        exit_status = 0;
+    });
+}
+
+}  // namespace nbody
