@@ -1,11 +1,27 @@
 #pragma once
 // The list of variants this build contains (SPEC §4).
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nbody/variant.hpp"
 
 namespace nbody {
+
+// The GPU a model found, for results' context and the efficiency limit of SPEC §3.
+struct GpuInfo {
+    std::string name;
+    std::string compute_capability;  // "9.0"
+    int sm_count = 0;
+    double sm_clock_hz = 0.0;        // as read from the device at run time
+    int fp32_lanes_per_sm = 0;       // 128 on Hopper
+    double memory_clock_hz = 0.0;
+    int memory_bus_width_bits = 0;
+    std::string driver_version;      // e.g. "13.0" (the CUDA version the driver supports)
+    std::string runtime_version;
+};
 
 class Registry {
 public:
@@ -20,8 +36,18 @@ public:
     // unknown name or a value outside the allowed set.
     static TuningValues resolve_tuning(const VariantDescriptor& variant, const TuningValues& overrides);
 
+    // Versions and settings a model contributes to results' context ("kokkos_version", ...).
+    void add_build_fact(const std::string& key, const std::string& value) { build_facts_[key] = value; }
+    const std::map<std::string, std::string>& build_facts() const { return build_facts_; }
+
+    // A model that can see GPUs installs a probe; gpu() is empty without one or without a GPU.
+    void set_gpu_probe(std::function<std::optional<GpuInfo>()> probe) { gpu_probe_ = std::move(probe); }
+    std::optional<GpuInfo> gpu() const { return gpu_probe_ ? gpu_probe_() : std::nullopt; }
+
 private:
     std::vector<VariantDescriptor> variants_;
+    std::map<std::string, std::string> build_facts_;
+    std::function<std::optional<GpuInfo>()> gpu_probe_;
 };
 
 bool glob_match(const std::string& pattern, const std::string& text);
