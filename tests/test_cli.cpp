@@ -1,0 +1,97 @@
+// nbody-bench as a user runs it: list, run, written files, and exit status 2 with a one-line
+// message on bad input, leaving nothing half-written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "nbody/io.hpp"
+#include "test_support.hpp"
+
+namespace nbody {
+namespace {
+
+using testing::TempDir;
+
+struct Outcome {
+    int status = -1;
+    std::string out, err;
+};
+
+Outcome run_bench(const std::string& args, const TempDir& dir) {
+    const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+    const std::string command = std::string(NBODY_BENCH_PATH) + " " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(command.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::read_text(out), testing::read_text(err)};
+}
+
+int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(Cli, ListShowsTheSerialReferenceAvailable) {
+    TempDir dir;
+    const Outcome r = run_bench("list", dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("serial.reference"), std::string::npos);
+    const auto line = r.out.substr(r.out.find("serial.reference"));
+    EXPECT_NE(line.substr(0, line.find('\n')).find("yes"), std::string::npos) << line;
+}
+
+TEST(Cli, RunPrintsTimingsAndWritesStateAndMap) {
+    TempDir dir;
+    const Outcome r = run_bench("run --variant serial.reference -n 100 -d 8 --steps 3 --state-out " + dir.file("s.csv") +
+                                    " --map-out " + dir.file("m.png"),
+                                dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("time per step"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("interactions/s"), std::string::npos) << r.out;
+    EXPECT_EQ(read_bodies_csv(dir.file("s.csv"), 100, 42).size(), 100u);
+    EXPECT_EQ(testing::read_text(dir.file("m.png")).substr(1, 3), "PNG");
+}
+
+TEST(Cli, EveryHelpExitsZero) {
+    TempDir dir;
+    for (const char* args : {"--help", "list --help", "run --help"}) {
+        const Outcome r = run_bench(args, dir);
+        EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+        EXPECT_NE(r.out.find("Usage"), std::string::npos) << args;
+    }
+}
+
+TEST(Cli, MalformedInputIsOneLineNamingFileLineFieldAndWritesNothing) {
+    TempDir dir;
+    const auto input = dir.write("in.csv", "0.1,0.2,0,0,1\n0.3,zero,0,0,1\n");
+    const auto state = dir.file("state.csv");
+    const Outcome r = run_bench("run --variant serial.reference --input " + input + " --state-out " + state, dir);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(input + ":2:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("field 2 (y)"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(state));
+}
+
+TEST(Cli, BadArgumentsExitTwoWithOneLine) {
+    TempDir dir;
+    for (const char* args : {"run --variant serial.reference --frobnicate", "run --variant serial.reference -n 0",
+                             "run --variant serial.reference --steps x", "run --variant no.such.variant",
+                             "run --variant serial.reference --tuning block=64", "run --variant serial.reference --tuning oops",
+                             "run -n 5", "bogus", "run --variant serial.reference --input /no/such/file.csv"}) {
+        const Outcome r = run_bench(args, dir);
+        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+        EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    }
+}
+
+TEST(Cli, InputFileSetsNAndMustAgreeWithN) {
+    TempDir dir;
+    const auto input = dir.write("in.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,1\n,,,,\n");
+    const Outcome ok = run_bench("run --variant serial.reference --steps 1 --input " + input, dir);
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    EXPECT_NE(ok.out.find("N=3"), std::string::npos) << ok.out;
+    const Outcome mismatch = run_bench("run --variant serial.reference --steps 1 -n 4 --input " + input, dir);
+    EXPECT_EQ(mismatch.status, 2);
+    EXPECT_NE(mismatch.err.find("holds 3 bodies"), std::string::npos) << mismatch.err;
+}
+
+}  // namespace
+}  // namespace nbody

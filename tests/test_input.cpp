@@ -1,0 +1,176 @@
+// SPEC §1 input file: x,y,vx,vy,m per line, comments, blank lines, defaults, and every error case.
+#include <gtest/gtest.h>
+
+#include "nbody/errors.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/io.hpp"
+#include "test_support.hpp"
+
+namespace nbody {
+namespace {
+
+using testing::TempDir;
+
+TEST(InputReader, ReadsBodiesSkippingCommentsAndBlankLines) {
+    TempDir dir;
+    const auto path = dir.write("bodies.csv",
+                                "# a comment\n"
+                                "0.25,0.5,1,-2,0.5\n"
+                                "\n"
+                                "   \n"
+                                "  0.75 , 0.125 , 0 , 3e-2 , 1.5  \r\n");
+    const Bodies b = read_bodies_csv(path, std::nullopt, 42);
+    ASSERT_EQ(b.size(), 2u);
+    EXPECT_EQ(b.x[0], 0.25f);
+    EXPECT_EQ(b.y[0], 0.5f);
+    EXPECT_EQ(b.vx[0], 1.0f);
+    EXPECT_EQ(b.vy[0], -2.0f);
+    EXPECT_EQ(b.m[0], 0.5f);
+    EXPECT_EQ(b.x[1], 0.75f);
+    EXPECT_EQ(b.y[1], 0.125f);
+    EXPECT_EQ(b.vy[1], 3e-2f);
+    EXPECT_EQ(b.m[1], 1.5f);
+}
+
+TEST(InputReader, EmptyFieldsTakeTheirDefaults) {
+    TempDir dir;
+    const auto path = dir.write("defaults.csv", "0.1,0.2,0.3,0.4,0.5\n,,,,\n0.9,,,-1,\n,0.3,,,2\n");
+    const Bodies b = read_bodies_csv(path, 4, 42);
+    const Bodies generated = generate_bodies(4, 42);
+    EXPECT_EQ(b.x[1], generated.x[1]);
+    EXPECT_EQ(b.y[1], generated.y[1]);
+    EXPECT_EQ(b.vx[1], 0.0f);
+    EXPECT_EQ(b.vy[1], 0.0f);
+    EXPECT_EQ(b.m[1], 0.25f);  // 1/N
+    EXPECT_EQ(b.x[2], 0.9f);
+    EXPECT_EQ(b.y[2], generated.y[2]);
+    EXPECT_EQ(b.vy[2], -1.0f);
+    EXPECT_EQ(b.x[3], generated.x[3]);
+    EXPECT_EQ(b.y[3], 0.3f);
+    EXPECT_EQ(b.m[3], 2.0f);
+}
+
+TEST(InputReader, DefaultPositionsFollowTheSeed) {
+    TempDir dir;
+    const auto path = dir.write("seeded.csv", ",,,,\n,,,,\n");
+    const Bodies b = read_bodies_csv(path, std::nullopt, 7);
+    const Bodies generated = generate_bodies(2, 7);
+    EXPECT_EQ(b.x, generated.x);
+    EXPECT_EQ(b.y, generated.y);
+}
+
+// Reads `contents` and returns the InputError message, or fails the test if none is thrown.
+std::string error_of(const std::string& contents, std::optional<std::size_t> n = std::nullopt,
+                     std::string* path_out = nullptr) {
+    TempDir dir;
+    const auto path = dir.write("bad.csv", contents);
+    if (path_out) *path_out = path;
+    try {
+        read_bodies_csv(path, n, 42);
+    } catch (const InputError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find(path), std::string::npos) << "message does not name the file: " << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << "message is not one line: " << message;
+        return message;
+    }
+    ADD_FAILURE() << "no InputError for:\n" << contents;
+    return {};
+}
+
+TEST(InputReader, WrongFieldCountNamesLineAndCount) {
+    const auto few = error_of("0.1,0.2,0,0,1\n# c\n0.1,0.2,0,0\n");
+    EXPECT_NE(few.find(":3:"), std::string::npos) << few;
+    EXPECT_NE(few.find("found 4"), std::string::npos) << few;
+    const auto many = error_of("0.1,0.2,0,0,1,9\n");
+    EXPECT_NE(many.find(":1:"), std::string::npos) << many;
+    EXPECT_NE(many.find("found 6"), std::string::npos) << many;
+}
+
+TEST(InputReader, TextThatIsNotANumberNamesLineAndField) {
+    const auto message = error_of("0.1,0.2,0,0,1\n0.1,abc,0,0,1\n");
+    EXPECT_NE(message.find(":2:"), std::string::npos) << message;
+    EXPECT_NE(message.find("field 2 (y)"), std::string::npos) << message;
+    EXPECT_NE(message.find("'abc'"), std::string::npos) << message;
+    const auto trailing = error_of("0.1,0.2,0,1.5x,1\n");
+    EXPECT_NE(trailing.find("field 4 (vy)"), std::string::npos) << trailing;
+}
+
+TEST(InputReader, NonFiniteValuesAreRejected) {
+    for (const char* bad : {"nan", "NaN", "inf", "-inf", "Infinity"}) {
+        const auto message = error_of(std::string("0.1,0.2,") + bad + ",0,1\n");
+        EXPECT_NE(message.find("field 3 (vx)"), std::string::npos) << message;
+    }
+    const auto overflow = error_of("1e50,0.2,0,0,1\n");
+    EXPECT_NE(overflow.find("field 1 (x)"), std::string::npos) << overflow;
+}
+
+TEST(InputReader, NegativeOrZeroMassIsRejected) {
+    for (const char* bad : {"0", "-1", "-0.0"}) {
+        const auto message = error_of(std::string("0.1,0.2,0,0,") + bad + "\n");
+        EXPECT_NE(message.find("field 5 (m)"), std::string::npos) << message;
+        EXPECT_NE(message.find("positive"), std::string::npos) << message;
+    }
+}
+
+TEST(InputReader, BodyCountMustMatchN) {
+    const auto message = error_of("0.1,0.2,0,0,1\n0.3,0.4,0,0,1\n", 3);
+    EXPECT_NE(message.find("holds 2 bodies"), std::string::npos) << message;
+    EXPECT_NE(message.find("N = 3"), std::string::npos) << message;
+}
+
+TEST(InputReader, FileWithoutBodiesIsRejected) {
+    const auto message = error_of("# only a comment\n\n");
+    EXPECT_NE(message.find("no bodies"), std::string::npos) << message;
+}
+
+TEST(InputReader, MissingFileIsAnInputError) {
+    TempDir dir;
+    const auto path = dir.file("absent.csv");
+    try {
+        read_bodies_csv(path, std::nullopt, 42);
+        FAIL() << "no error for a missing file";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
+    }
+}
+
+TEST(StateWriter, WrittenStateReadsBackBitExact) {
+    TempDir dir;
+    const Bodies original = generate_bodies(50, 3);
+    Bodies moved = original;
+    for (std::size_t i = 0; i < moved.size(); ++i) moved.vx[i] = moved.x[i] * 1e-7f - 0.3f;
+    const auto path = dir.file("state.csv");
+    write_bodies_csv(path, moved, "test state");
+    const Bodies back = read_bodies_csv(path, 50, 42);
+    EXPECT_EQ(back.x, moved.x);
+    EXPECT_EQ(back.y, moved.y);
+    EXPECT_EQ(back.vx, moved.vx);
+    EXPECT_EQ(back.vy, moved.vy);
+    EXPECT_EQ(back.m, moved.m);
+}
+
+TEST(StateWriter, UnwritableFolderIsAUsageErrorAndLeavesNothing) {
+    TempDir dir;
+    const auto path = dir.file("no/such/folder/state.csv");
+    EXPECT_THROW(write_bodies_csv(path, generate_bodies(2), ""), UsageError);
+    EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(MapWriter, PngHasSignatureAndCsvHasDRows) {
+    TempDir dir;
+    std::vector<float> map(16, 0.0f);
+    map[5] = 2.0f;
+    write_activity_map(dir.file("map.png"), map, 4);
+    write_activity_map(dir.file("map.csv"), map, 4);
+    const std::string png = testing::read_text(dir.file("map.png"));
+    ASSERT_GT(png.size(), 8u);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    const std::string csv = testing::read_text(dir.file("map.csv"));
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')), "0,0,0,0");
+    EXPECT_NE(csv.find("0,2,0,0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nbody
