@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the suite needs from Debian's archive (only what is missing) and says what it found.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev
+          python3 python3-matplotlib python3-pandas libtrilinos-kokkos-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  as_root=()
+  [[ $(id -u) -eq 0 ]] || as_root=(sudo)
+  "${as_root[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: CUDA toolkit found ($(/usr/local/cuda/bin/nvcc --version | tail -n 2 | head -n 1))"
+else
+  echo "setup: no CUDA toolkit at /usr/local/cuda: the CUDA variants will not be built"
+fi
