@@ -1,0 +1,80 @@
+"""Command line: results files in, figures (PNG + SVG) and report.md out; bad input exits 2."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import analysis, figures, report
+from .results import InputError, load
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(message)
+
+
+def parse_problem(text: str) -> tuple[int, int]:
+    try:
+        n, d = (int(part) for part in text.split(","))
+        if n > 0 and d > 0:
+            return n, d
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"--pp-problem wants N,D (two positive integers), got '{text}'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="nbody_plot.py",
+        description="Figures (PNG and SVG) and a Markdown report (DIR/report.md) from nbody-bench results JSON.")
+    parser.add_argument("results", nargs="+", metavar="RESULTS.json",
+                        help="results files of `nbody-bench matrix`; a later file's configuration replaces an "
+                             "identical one of an earlier file")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md")
+    parser.add_argument("--ladders", default=str(analysis.LADDERS_FILE), metavar="FILE",
+                        help="ladder definition (default: %(default)s)")
+    parser.add_argument("--pp-problem", type=parse_problem, metavar="N,D",
+                        help="problem of the performance-portability table (default: the one measured on the "
+                             "most devices, largest N)")
+    return parser
+
+
+def run(argv: list[str]) -> Path:
+    args = build_parser().parse_args(argv)
+    sources, configs = load(args.results)
+    ladders = analysis.read_ladders(Path(args.ladders))
+    out_dir = Path(args.out)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{out_dir}: cannot create the output folder ({e.strerror})") from None
+
+    stems = {
+        "time_vs_n": figures.time_vs(configs, "n", out_dir),
+        "time_vs_d": figures.time_vs(configs, "d", out_dir),
+        "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir),
+        "thread_scaling": figures.thread_scaling(configs, out_dir),
+    }
+    ladder_tables = analysis.ladder_tables(configs, ladders)
+    ladder_stems = [figures.ladder(t, out_dir) for t in ladder_tables]
+    problem = args.pp_problem or analysis.pp_problem(configs)
+    pp = analysis.portability(configs, problem) if problem else None
+    if args.pp_problem and pp and not pp.rows:
+        raise InputError(f"--pp-problem {problem[0]},{problem[1]}: no successful measurement of that problem")
+    stems["portability"] = figures.portability(pp, out_dir) if pp else None
+
+    report_path = out_dir / "report.md"
+    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pp) + "\n",
+                           encoding="utf-8")
+    return report_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        path = run(sys.argv[1:] if argv is None else argv)
+    except InputError as e:
+        print(f"nbody_plot: error: {e}", file=sys.stderr)
+        return 2
+    print(f"nbody_plot: wrote {path}")
+    return 0

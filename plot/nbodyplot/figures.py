@@ -1,0 +1,239 @@
+"""The figures, each written as PNG and SVG; every function returns the file stem or None (no data)."""
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import LogLocator, ScalarFormatter  # noqa: E402
+
+from . import analysis  # noqa: E402
+
+plt.rcParams.update({
+    "svg.hashsalt": "nbody-portability-suite",  # reproducible SVG ids
+    "font.size": 10,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+})
+MARKERS = "osD^v<>ph*X"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def save(fig, out_dir: Path, stem: str) -> str:
+    fig.savefig(out_dir / f"{stem}.png", dpi=120, bbox_inches="tight")
+    fig.savefig(out_dir / f"{stem}.svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return stem
+
+
+def spans_decades(values, decades: float = 1.0) -> bool:
+    values = [v for v in values if v and v > 0]
+    return bool(values) and max(values) / min(values) >= 10 ** decades
+
+
+def style_cycle():
+    colours = plt.get_cmap("tab10").colors
+    return itertools.cycle([(c, m) for m in MARKERS[:3] for c in colours])
+
+
+def legend_outside(ax):
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+
+
+def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
+    fig, axes = plt.subplots(n_devices, 1, figsize=(width, height * n_devices), squeeze=False)
+    return fig, [row[0] for row in axes]
+
+
+def _log_axis(ax, axis: str, values):
+    if spans_decades(values):
+        getattr(ax, f"set_{axis}scale")("log")
+        if axis == "x":
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.get_major_formatter().set_scientific(False)
+    return ax
+
+
+def time_vs(configs, axis: str, out_dir: Path) -> str | None:
+    """Time per step against N (axis "n") or D (axis "d"), a panel per device, a line per variant."""
+    lines = analysis.sweeps(configs, axis)
+    if not lines:
+        return None
+    fixed = "D" if axis == "n" else "N"
+    fig, axes = _device_panels(len(lines))
+    for ax, (device, by_line) in zip(axes, lines.items()):
+        styles = style_cycle()
+        xs_all, ys_all = [], []
+        for (variant, fixed_value), line in by_line.items():
+            xs = [getattr(c, axis) for c in line]
+            ys = [c.time for c in line]
+            colour, marker = next(styles)
+            ax.plot(xs, ys, marker=marker, color=colour, label=f"{variant} ({fixed} = {fixed_value})")
+            xs_all += xs
+            ys_all += ys
+        _log_axis(ax, "x", xs_all)
+        _log_axis(ax, "y", ys_all)
+        ax.set_title(device)
+        ax.set_xlabel("bodies N" if axis == "n" else "activity map size D (D × D cells)")
+        ax.set_ylabel("time per step (s)")
+        legend_outside(ax)
+    fig.suptitle(f"Time per step against {'N' if axis == 'n' else 'D'} (fastest tuning of each variant)")
+    fig.tight_layout()
+    return save(fig, out_dir, f"time_vs_{axis}")
+
+
+def efficiency_vs_n(configs, out_dir: Path) -> str | None:
+    """Efficiency against N with the device's FP32 limit (efficiency 1.0) drawn."""
+    lines = analysis.sweeps(configs, "n")
+    limits = analysis.device_limits(configs)
+    lines = {dev: {k: [c for c in v if c.efficiency is not None] for k, v in by.items()}
+             for dev, by in lines.items()}
+    lines = {dev: {k: v for k, v in by.items() if v} for dev, by in lines.items()}
+    lines = {dev: by for dev, by in lines.items() if by}
+    if not lines:
+        return None
+    fig, axes = _device_panels(len(lines))
+    for ax, (device, by_line) in zip(axes, lines.items()):
+        styles = style_cycle()
+        xs_all, ys_all = [], [1.0]
+        for (variant, d), line in by_line.items():
+            xs = [c.n for c in line]
+            ys = [c.efficiency for c in line]
+            colour, marker = next(styles)
+            ax.plot(xs, ys, marker=marker, color=colour, label=f"{variant} (D = {d})")
+            xs_all += xs
+            ys_all += ys
+        limit = limits.get(device)
+        on_cpu = next(iter(by_line.values()))[0].device_kind == "CPU"
+        whole = f"{limit:.3g} interactions/s" if limit else "not recorded"
+        ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2,
+                   label=f"FP32 limit of the cores used\n(all cores: {whole})" if on_cpu
+                   else f"FP32 limit ({whole})")
+        _log_axis(ax, "x", xs_all)
+        if spans_decades(ys_all):
+            ax.set_yscale("log")
+            ax.yaxis.set_major_locator(LogLocator(base=10))
+        else:
+            ax.set_ylim(0, 1.1)
+        ax.set_title(device)
+        ax.set_xlabel("bodies N")
+        ax.set_ylabel("efficiency (fraction of FP32 limit)")
+        legend_outside(ax)
+    fig.suptitle("Efficiency against N (achieved interactions/s ÷ device limit, SPEC §3)")
+    fig.tight_layout()
+    return save(fig, out_dir, "efficiency_vs_n")
+
+
+def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
+    """Speedup bars of one ladder on one device: step over step and cumulative, a panel per sweep."""
+    groups = table.groups
+    labels = [f"{r.step.label}\n{r.step.variant}" + "".join(f" {k}={v}" for k, v in r.step.tuning.items())
+              for r in table.rows]
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups) + 2.5, 0.62 * len(labels) + 1.6),
+                             sharey=True, squeeze=False)
+    positions = list(range(len(labels)))
+    height = 0.4
+    for ax, group in zip(axes[0], groups):
+        step = [r.vs_previous.get(group.label) for r in table.rows]
+        cumulative = [r.cumulative.get(group.label) for r in table.rows]
+        for offset, values, name, colour in ((-height / 2, step, "vs previous step", "tab:blue"),
+                                             (height / 2, cumulative, "cumulative (vs first step)", "tab:orange")):
+            ys = [p + offset for p, v in zip(positions, values) if v is not None]
+            xs = [v for v in values if v is not None]
+            bars = ax.barh(ys, xs, height, label=name, color=colour)
+            ax.bar_label(bars, labels=[f"{v:.2f}×" for v in xs], fontsize=7, padding=2)
+        everything = [v for v in step + cumulative if v]
+        if spans_decades(everything, 1.5):
+            ax.set_xscale("log")
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_yticks(positions, labels, fontsize=8)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("speedup (×)")
+        ax.set_title(group.label, fontsize=10)
+        ax.margins(x=0.15)
+    axes[0][0].invert_yaxis()  # shared: once inverts all
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(f"{table.ladder.title} on {table.device}\n"
+                 "speedup: geometric mean over the sweep's problems of the ratio of times per step", fontsize=10)
+    fig.tight_layout()
+    return save(fig, out_dir, f"ladder_{slug(table.ladder.name)}_{slug(table.device)}")
+
+
+def thread_scaling(configs, out_dir: Path) -> str | None:
+    """Speedup and parallel efficiency against the `threads` tuning."""
+    series = analysis.thread_scaling(configs)
+    if not series:
+        return None
+    several_devices = len({s.device for s in series}) > 1
+    fig, (ax_speedup, ax_eff) = plt.subplots(1, 2, figsize=(12, 4.8))
+    styles = style_cycle()
+    all_threads = sorted({p[0] for s in series for p in s.points})
+    for s in series:
+        colour, marker = next(styles)
+        threads = [p[0] for p in s.points]
+        label = s.label + (f" on {s.device}" if several_devices else "")
+        ax_speedup.plot(threads, [p[2] for p in s.points], marker=marker, color=colour, label=label)
+        ax_eff.plot(threads, [p[3] for p in s.points], marker=marker, color=colour, label=label)
+    base = min(all_threads)
+    ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linestyle="--", label="ideal")
+    ax_eff.axhline(1.0, color="black", linestyle="--", label="ideal")
+    for ax in (ax_speedup, ax_eff):
+        ax.set_xlabel("threads")
+        if spans_decades(all_threads, 0.9):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.set_xticks(all_threads)
+    ax_speedup.set_ylabel(f"speedup over {base} thread{'s' if base > 1 else ''} (×)")
+    ax_eff.set_ylabel("parallel efficiency (speedup ÷ thread ratio)")
+    ax_eff.set_ylim(0, max(1.1, max(p[3] for s in series for p in s.points) * 1.05))
+    ax_speedup.set_title("Speedup")
+    ax_eff.set_title("Parallel efficiency")
+    legend_outside(ax_eff)
+    fig.suptitle("Thread scaling (tuning `threads`)")
+    fig.tight_layout()
+    return save(fig, out_dir, "thread_scaling")
+
+
+def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
+    """Per family: efficiency on each platform (bars) and the PP metric (black bar)."""
+    if not pp.rows:
+        return None
+    n_rows = len(pp.rows)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.28 * n_rows * (len(pp.platforms) + 1) + 1.8),
+                             sharey=True, layout="constrained")
+    bar_h = 0.8 / (len(pp.platforms) + 1)
+    colours = plt.get_cmap("tab10").colors
+    for ax, kind in zip(axes, ("app", "arch")):
+        for i, row in enumerate(pp.rows):
+            effs = row.app_eff if kind == "app" else row.arch_eff
+            metric = row.pp_app if kind == "app" else row.pp_arch
+            for j, platform in enumerate(pp.platforms):
+                y = i + (j - len(pp.platforms) / 2) * bar_h
+                value = effs.get(platform)
+                ax.barh(y, value or 0.0, bar_h, color=colours[j % 10],
+                        label=platform if i == 0 else None)
+                if value is None:
+                    ax.text(0.005, y, "did not run", va="center", fontsize=7, color="grey")
+            y = i + (len(pp.platforms) / 2) * bar_h
+            ax.barh(y, metric or 0.0, bar_h, color="black", label="PP (harmonic mean)" if i == 0 else None)
+            ax.text((metric or 0.0) + 0.01, y, f"{metric:.3f}" if metric is not None else "n/a",
+                    va="center", fontsize=7)
+        ax.set_yticks(range(n_rows), [r.family for r in pp.rows])
+        ax.set_xlim(0, 1.15)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("application efficiency (time of best variant on platform ÷ time)" if kind == "app"
+                      else "architectural efficiency (fraction of device FP32 limit)")
+        ax.set_title("Relative to the best variant" if kind == "app" else "Relative to the device limit")
+    axes[0].invert_yaxis()  # shared: once inverts both
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    n, d = pp.problem
+    fig.suptitle(f"Performance portability (Pennycook) at N = {n}, D = {d}")
+    return save(fig, out_dir, "portability")

@@ -1,0 +1,224 @@
+"""Loading nbody-bench results files into one list of measured configurations.
+
+A results file is Google Benchmark JSON (a `context` object and a `benchmarks` array) whose
+entries carry the fields of SPEC §6. One configuration (device, variant, tuning, N, D, steps)
+may appear as several repetitions plus mean/median/stddev/cv aggregates; it becomes one
+`Config` whose numbers are those of its median aggregate (else its mean aggregate, else its
+single repetition, else the median of its repetitions).
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class InputError(Exception):
+    """Bad input; the message is one line naming the file and what is wrong (exit status 2)."""
+
+
+GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
+# Error field of an entry -> its threshold in context.matrix.verification (docs/results-format.md).
+THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
+                  "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
+
+MEASURED_FIELDS = ("time_per_step_s", "interactions_per_second", "efficiency", "efficiency_limit",
+                   "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
+ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
+
+
+@dataclass
+class Config:
+    """One measured configuration on one device."""
+    source: str
+    device: str
+    device_kind: str  # "GPU" or "CPU"
+    variant: str
+    backend: str
+    tuning: dict
+    n: int
+    d: int
+    steps: int
+    values: dict = field(default_factory=dict)  # MEASURED_FIELDS present in the JSON
+    verified: bool | None = None
+    error: str | None = None
+    repetitions: int = 1
+    time_stddev_s: float | None = None
+    thresholds: dict = field(default_factory=dict)  # error field -> threshold, when known
+    device_limit: float | None = None  # interactions/s of the whole device at efficiency 1
+    verification: str | None = None    # "full" / "sampled" / "none"
+    verify_steps: int | None = None
+
+    @property
+    def family(self) -> str:
+        """The variant without its execution space: kokkos.naive@cuda -> kokkos.naive."""
+        return self.variant.split("@", 1)[0]
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or self.values.get("time_per_step_s") is None
+
+    @property
+    def time(self) -> float | None:
+        return self.values.get("time_per_step_s")
+
+    @property
+    def efficiency(self) -> float | None:
+        return self.values.get("efficiency")
+
+    @property
+    def tuning_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.tuning.items())) or "-"
+
+    def tuning_without(self, name: str) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in self.tuning.items() if k != name))
+
+
+@dataclass
+class Source:
+    path: str
+    context: dict
+
+
+def _object(context: dict, key: str) -> dict:
+    value = context.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def device_of(entry: dict, context: dict, path: str) -> tuple[str, str]:
+    """(device name, "GPU"|"CPU"): the context's GPU for a GPU entry, else the host CPU with its core count."""
+    kind = entry.get("device")
+    if kind not in ("cpu", "gpu"):  # older files: infer from the id
+        space = entry["variant"].split("@", 1)[1] if "@" in entry["variant"] else ""
+        kind = "gpu" if entry.get("backend") == "cuda" or space in GPU_EXECUTION_SPACES else "cpu"
+    if kind == "gpu":
+        name = _object(context, "gpu").get("name")
+        return (name if isinstance(name, str) and name else f"unnamed GPU ({Path(path).name})"), "GPU"
+    cpu = _object(context, "host_cpu")
+    name = cpu.get("model_name") if isinstance(cpu.get("model_name"), str) and cpu.get("model_name") \
+        else f"unnamed CPU ({context.get('host_name') or Path(path).name})"
+    cores = cpu.get("physical_cores")
+    return (f"{name} ({cores} cores)" if isinstance(cores, int) else name), "CPU"
+
+
+def device_limit(kind: str, context: dict) -> float | None:
+    """Interactions/s at efficiency 1 on the whole device (SPEC §3), as the harness recorded it."""
+    limit = _object(context, "gpu" if kind == "GPU" else "host_cpu").get("fp32_interaction_limit")
+    return float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None
+
+
+def _number(entry: dict, key: str, path: str, index: int, kind=float):
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{path}: benchmarks[{index}].{key} is not a number: {value!r}")
+    if kind is int:
+        if value != int(value) or value < 0:
+            raise InputError(f"{path}: benchmarks[{index}].{key} is not a count: {value!r}")
+        return int(value)
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _thresholds(context: dict) -> dict:
+    """Verification thresholds of the run, by error field."""
+    recorded = _object(_object(context, "matrix"), "verification")
+    return {name: float(recorded[key]) for name, key in THRESHOLD_KEYS.items()
+            if isinstance(recorded.get(key), (int, float)) and not isinstance(recorded.get(key), bool)}
+
+
+def read_file(path: str) -> tuple[Source, list[Config]]:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        document = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: not JSON ({e})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("context"), dict) \
+            or not isinstance(document.get("benchmarks"), list):
+        raise InputError(f"{path}: not a results file (needs a 'context' object and a 'benchmarks' array)")
+    context = document["context"]
+    thresholds = _thresholds(context)
+
+    groups: dict[tuple, list[tuple[int, dict]]] = {}
+    for index, entry in enumerate(document["benchmarks"]):
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: benchmarks[{index}] is not an object")
+        if "variant" not in entry:
+            continue  # a plain Google Benchmark entry (not an nbody configuration)
+        if not isinstance(entry["variant"], str) or not entry["variant"]:
+            raise InputError(f"{path}: benchmarks[{index}].variant is not a variant id")
+        for key in ("n", "d"):
+            if _number(entry, key, path, index, int) is None:
+                raise InputError(f"{path}: benchmarks[{index}] ({entry['variant']}) has no '{key}'")
+        tuning = entry.get("tuning") or {}
+        if not isinstance(tuning, dict):
+            raise InputError(f"{path}: benchmarks[{index}].tuning is not an object")
+        key = (entry["variant"], tuple(sorted((k, str(v)) for k, v in tuning.items())),
+               int(entry["n"]), int(entry["d"]), _number(entry, "steps", path, index, int) or 0)
+        groups.setdefault(key, []).append((index, entry))
+    if not groups:
+        raise InputError(f"{path}: no nbody benchmark entries (none has a 'variant')")
+
+    configs = []
+    for (variant, tuning, n, d, steps), entries in groups.items():
+        configs.append(_config(path, context, thresholds, variant, dict(tuning), n, d, steps, entries))
+    return Source(path, context), configs
+
+
+def _config(path, context, thresholds, variant, tuning, n, d, steps, entries) -> Config:
+    first = entries[0][1]
+    device, kind = device_of(first, context, path)
+    iterations = [(i, e) for i, e in entries if e.get("run_type", "iteration") == "iteration"]
+    aggregates = {e.get("aggregate_name"): (i, e) for i, e in entries if e.get("run_type") == "aggregate"}
+    chosen = aggregates.get("median") or aggregates.get("mean")
+    if chosen is None and len(iterations) == 1:
+        chosen = iterations[0]
+    values = {}
+    if chosen is not None:
+        index, entry = chosen
+        for name in MEASURED_FIELDS:
+            values[name] = _number(entry, name, path, index)
+    else:
+        for name in MEASURED_FIELDS:
+            numbers = [v for v in (_number(e, name, path, i) for i, e in iterations) if v is not None]
+            values[name] = statistics.median(numbers) if numbers else None
+    # Errors are a property of the configuration, not of the repetition: take them from any entry.
+    for name in ERROR_FIELDS:
+        if values.get(name) is None:
+            for i, e in entries:
+                if _number(e, name, path, i) is not None:
+                    values[name] = _number(e, name, path, i)
+                    break
+    values = {k: v for k, v in values.items() if v is not None}
+    stddev = None
+    if "stddev" in aggregates:
+        stddev = _number(aggregates["stddev"][1], "time_per_step_s", path, aggregates["stddev"][0])
+    elif len(iterations) > 1:
+        times = [t for t in (_number(e, "time_per_step_s", path, i) for i, e in iterations) if t is not None]
+        stddev = statistics.stdev(times) if len(times) > 1 else None
+    errors = [e["error"] for _, e in entries if isinstance(e.get("error"), str) and e["error"]]
+    verified_flags = [e["verified"] for _, e in entries if isinstance(e.get("verified"), bool)]
+    return Config(
+        source=path, device=device, device_kind=kind, variant=variant,
+        backend=first.get("backend") or variant.split(".", 1)[0], tuning=tuning, n=n, d=d, steps=steps,
+        values=values, verified=all(verified_flags) if verified_flags else None,
+        error=errors[0] if errors else None, repetitions=max(1, len(iterations)),
+        time_stddev_s=stddev, thresholds=dict(thresholds), device_limit=device_limit(kind, context),
+        verification=first.get("verification") if isinstance(first.get("verification"), str) else None,
+        verify_steps=_number(first, "verify_steps", path, entries[0][0], int))
+
+
+def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
+    """Every configuration of every file; a later file's configuration replaces an earlier identical one."""
+    sources, by_key = [], {}
+    for path in paths:
+        source, configs = read_file(path)
+        sources.append(source)
+        for c in configs:
+            by_key[(c.device, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps)] = c
+    return sources, list(by_key.values())

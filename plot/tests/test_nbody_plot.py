@@ -1,0 +1,281 @@
+"""Tests of plot/nbody_plot.py on the committed fixture (plot/tests/fixture/*.json, see its README).
+
+Run: /usr/bin/python3 -m unittest discover -s plot/tests   (ctest runs the same)
+The report's numbers are read back from report.md and compared with values taken from the JSON
+here, independently of the tool's own loading code.
+"""
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+PLOT_DIR = Path(__file__).resolve().parent.parent
+TOOL = PLOT_DIR / "nbody_plot.py"
+FIXTURE_DIR = Path(__file__).resolve().parent / "fixture"
+FIXTURES = sorted(glob.glob(str(FIXTURE_DIR / "*.json")))
+SYNTHETIC_GPU = "Synthetic GPU (plot test fixture)"
+SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 cores)"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+REL = 5e-4  # the report prints four significant digits
+
+
+def run_tool(*args):
+    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def device_name(entry, context):
+    if entry["device"] == "gpu":
+        return context["gpu"]["name"]
+    cpu = context["host_cpu"]
+    return f"{cpu['model_name']} ({cpu['physical_cores']} cores)"
+
+
+def expected_configurations():
+    """(device, variant, tuning text, n, d, steps) -> the entry whose numbers the report must show:
+    the median aggregate, else the single repetition; failed configurations -> their error entry."""
+    groups = {}
+    for path in FIXTURES:
+        document = json.loads(Path(path).read_text())
+        for e in document["benchmarks"]:
+            tuning = " ".join(f"{k}={v}" for k, v in sorted(e["tuning"].items())) or "-"
+            key = (device_name(e, document["context"]), e["variant"], tuning, e["n"], e["d"], e["steps"])
+            groups.setdefault(key, []).append(e)
+    chosen = {}
+    for key, entries in groups.items():
+        medians = [e for e in entries if e.get("aggregate_name") == "median"]
+        iterations = [e for e in entries if e["run_type"] == "iteration"]
+        chosen[key] = medians[0] if medians else iterations[0]
+        assert medians or len(iterations) == 1, f"fixture configuration {key} needs a median aggregate"
+    return chosen
+
+
+def parse_table(report: str, heading: str, occurrence: int = 0) -> list[dict]:
+    """Rows (header -> cell text) of the first Markdown table after the given heading."""
+    lines = report.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == heading]
+    if len(starts) <= occurrence:
+        raise AssertionError(f"heading {heading!r} not in the report")
+    i = starts[occurrence] + 1
+    while not lines[i].startswith("|"):
+        i += 1
+    header = [c.strip() for c in lines[i].strip("|").split(" | ")]
+    rows = []
+    for line in lines[i + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip()[1:-1].split(" | ")]
+        rows.append(dict(zip(header, cells)))
+    return rows
+
+
+def number(text: str) -> float:
+    return float(text.split()[0])
+
+
+class ReportOnFixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = Path(cls.tmp.name) / "report"
+        result = run_tool(*FIXTURES, "--out", cls.out)
+        if result.returncode != 0:
+            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
+        cls.report = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.expected = expected_configurations()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assertClose(self, reported: str, value: float, what: str):
+        self.assertTrue(math.isclose(number(reported), value, rel_tol=REL, abs_tol=1e-300),
+                        f"{what}: report says {reported}, JSON says {value:.6g}")
+
+    def test_fixture_has_what_every_figure_needs(self):
+        self.assertGreaterEqual(len(FIXTURES), 2, "fixture: a real file and the synthetic one")
+
+    def test_every_figure_is_written_as_png_and_svg_and_embedded(self):
+        stems = ["time_vs_n", "time_vs_d", "efficiency_vs_n", "thread_scaling", "portability"]
+        stems += [Path(p).stem for p in glob.glob(str(self.out / "ladder_*.png"))]
+        self.assertTrue(any(s.startswith("ladder_cuda_") for s in stems), "no CUDA ladder figure")
+        self.assertTrue(any(s.startswith("ladder_openmp_") for s in stems), "no CPU ladder figure")
+        for stem in stems:
+            png = self.out / f"{stem}.png"
+            svg = self.out / f"{stem}.svg"
+            self.assertTrue(png.is_file() and png.stat().st_size > 1000, f"{png} missing or tiny")
+            self.assertEqual(png.read_bytes()[:8], PNG_SIGNATURE, f"{png} is not a PNG")
+            self.assertTrue(svg.is_file() and b"<svg" in svg.read_bytes()[:2000], f"{svg} is not an SVG")
+            self.assertIn(f"]({stem}.png)", self.report, f"{stem}.png not embedded in report.md")
+        for referenced in [line.split("](")[1].rstrip(")") for line in self.report.splitlines()
+                           if line.startswith("![")]:
+            self.assertTrue((self.out / referenced).is_file(), f"report embeds missing {referenced}")
+
+    def test_every_measurement_is_reported_with_the_json_numbers(self):
+        rows = parse_table(self.report, "## All measurements")
+        reported = {(r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]), int(r["steps"])): r
+                    for r in rows}
+        measured = {k: e for k, e in self.expected.items() if e.get("verified") and "error" not in e}
+        self.assertEqual(set(reported), set(measured))
+        for key, e in measured.items():
+            r = reported[key]
+            self.assertClose(r["time per step (s)"], e["time_per_step_s"], f"{key} time")
+            self.assertClose(r["interactions/s"], e["interactions_per_second"], f"{key} interactions/s")
+            self.assertClose(r["efficiency"], e["efficiency"], f"{key} efficiency")
+            self.assertEqual(int(r["repetitions"]), e["repetitions"], f"{key} repetitions")
+
+    def test_failed_configurations_are_listed_with_their_error(self):
+        rows = parse_table(self.report, "### Failed configurations")
+        failed = {k: e for k, e in self.expected.items() if not e.get("verified")}
+        self.assertEqual({(r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]), int(r["steps"]))
+                          for r in rows}, set(failed))
+        for r in rows:
+            e = failed[(r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]), int(r["steps"]))]
+            self.assertEqual(r["error"], e["error"])
+
+    def test_verification_table_shows_each_error_against_its_threshold(self):
+        rows = parse_table(self.report, "## Verification")
+        self.assertEqual(len(rows), len(self.expected))
+        thresholds = {}
+        for path in FIXTURES:
+            context = json.loads(Path(path).read_text())["context"]
+            thresholds[path] = context["matrix"]["verification"]
+        columns = {"max pos err": ("max_pos_err", "max_pos_err"), "RMS pos err": ("rms_pos_err", "max_rms_pos_err"),
+                   "max vel err": ("max_vel_err", "max_vel_err"), "map diff": ("map_diff", "max_map_diff")}
+        limits = {v for t in thresholds.values() for v in t.items()}
+        for r in rows:
+            key = (r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]))
+            e = next(e for k, e in self.expected.items() if k[:5] == key)
+            self.assertEqual(r["verdict"], "PASS" if e["verified"] else "FAIL", key)
+            for title, (field, limit_key) in columns.items():
+                if e.get(field) is None:
+                    self.assertEqual(r[title], "—")
+                    continue
+                value, relation, limit = r[title].split()
+                self.assertClose(value, e[field], f"{key} {field}")
+                self.assertIn((limit_key, float(limit)), {(k, float(f"{v:.4g}")) for k, v in limits})
+                self.assertEqual(relation, "≤" if e[field] <= float(limit) else ">")
+        self.assertIn("FAIL", {r["verdict"] for r in rows}, "the fixture's unverified configuration")
+
+    def fastest_times(self, device, variant, tuning=None):
+        """(n, d) -> fastest time per step of the variant on the device (over tunings unless given)."""
+        times = {}
+        for (dev, v, t, n, d, _), e in self.expected.items():
+            if dev == device and v == variant and e.get("verified") and (tuning is None or t == tuning):
+                times[(n, d)] = min(times.get((n, d), math.inf), e["time_per_step_s"])
+        return times
+
+    def test_cuda_ladder_speedups_are_geometric_means_of_time_ratios(self):
+        rows = parse_table(self.report, f"### CUDA ladder (seed reports 000 and 004) on {SYNTHETIC_GPU}")
+        baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline", "block_size=32")
+        baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline")
+        rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
+        n_sweep = [p for p in baseline if p[1] == 10]
+
+        def geomean(a, b):
+            return math.exp(sum(math.log(a[p] / b[p]) for p in n_sweep) / len(n_sweep))
+
+        by_variant = {r["variant"]: r for r in rows}
+        self.assertEqual(rows[0]["variant"], "cuda.baseline block_size=32")
+        self.assertClose(by_variant["cuda.baseline"]["speedup vs previous (N sweep, D = 10)"],
+                         geomean(baseline32, baseline), "block size step")
+        self.assertClose(by_variant["cuda.rsqrt"]["speedup vs previous (N sweep, D = 10)"],
+                         geomean(baseline, rsqrt), "rsqrt step")
+        self.assertClose(by_variant["cuda.rsqrt"]["cumulative (N sweep, D = 10)"],
+                         geomean(baseline32, rsqrt), "rsqrt cumulative")
+
+    def test_thread_scaling_is_relative_to_the_fewest_threads(self):
+        rows = parse_table(self.report, "## Thread scaling")
+        self.assertTrue(rows)
+        for r in rows:
+            base = next(e for (dev, v, t, n, d, _), e in self.expected.items()
+                        if (dev, v, n, d) == (r["device"], r["variant"], int(r["N"]), int(r["D"]))
+                        and t == "threads=1")
+            here = next(e for (dev, v, t, n, d, _), e in self.expected.items()
+                        if (dev, v, n, d) == (r["device"], r["variant"], int(r["N"]), int(r["D"]))
+                        and t == f"threads={r['threads']}")
+            speedup = base["time_per_step_s"] / here["time_per_step_s"]
+            self.assertClose(r["speedup"], speedup, "speedup")
+            self.assertClose(r["parallel efficiency"], speedup / int(r["threads"]), "parallel efficiency")
+
+    def test_portability_is_the_harmonic_mean_of_application_efficiencies(self):
+        rows = {r["family"]: r for r in parse_table(self.report, "## Performance portability")}
+        problem = next(line for line in self.report.splitlines() if line.startswith("Problem: N = "))
+        n = int(problem.split("N = ")[1].split(",")[0])
+        d = int(problem.split("D = ")[1].split(";")[0])
+        platforms = problem.split("platforms H: ")[1].rstrip(".").split(", ")
+        self.assertIn(SYNTHETIC_GPU, platforms)
+        self.assertIn(SYNTHETIC_CPU, platforms)
+        best = {p: min(e["time_per_step_s"] for (dev, _, _, nn, dd, _), e in self.expected.items()
+                       if dev == p and (nn, dd) == (n, d) and e.get("verified")) for p in platforms}
+
+        def family_efficiency(family, platform):
+            times = [e["time_per_step_s"] for (dev, v, _, nn, dd, _), e in self.expected.items()
+                     if dev == platform and v.split("@")[0] == family and (nn, dd) == (n, d) and e.get("verified")]
+            return best[platform] / min(times) if times else None
+
+        for family in ("kokkos.team_tiled", "kokkos.naive", "cuda.tiled"):
+            effs = [family_efficiency(family, p) for p in platforms]
+            for p, eff in zip(platforms, effs):
+                self.assertEqual(rows[family][f"app eff on {p}"] == "—", eff is None)
+                if eff is not None:
+                    self.assertClose(rows[family][f"app eff on {p}"], eff, f"{family} on {p}")
+            expected = 0.0 if None in effs else len(effs) / sum(1 / e for e in effs)
+            self.assertClose(rows[family]["PP (app)"], expected, f"PP of {family}")
+        self.assertEqual(number(rows["cuda.tiled"]["PP (app)"]), 0.0, "CUDA did not run on the CPUs")
+        self.assertGreater(number(rows["cuda.tiled"]["harmonic mean where it ran"]), 0.0)
+
+
+class BadInput(unittest.TestCase):
+    def assertExit2OneLine(self, *args):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_tool(*args, "--out", Path(tmp) / "out")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertEqual(result.stdout, "")
+        return result.stderr
+
+    def write(self, tmp, name, text):
+        path = Path(tmp) / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def test_missing_file(self):
+        self.assertIn("no such file", self.assertExit2OneLine("/nonexistent/results.json"))
+
+    def test_not_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIn("not JSON", self.assertExit2OneLine(self.write(tmp, "a.json", "variant,n\n1,2\n")))
+
+    def test_json_that_is_not_results(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            message = self.assertExit2OneLine(self.write(tmp, "a.json", '{"benchmarks": []}'))
+        self.assertIn("not a results file", message)
+
+    def test_results_without_entries(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            message = self.assertExit2OneLine(self.write(tmp, "a.json", '{"context": {}, "benchmarks": []}'))
+        self.assertIn("no nbody benchmark entries", message)
+
+    def test_entry_without_size(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.write(tmp, "a.json", json.dumps(
+                {"context": {}, "benchmarks": [{"variant": "serial.reference", "d": 10}]}))
+            self.assertIn("has no 'n'", self.assertExit2OneLine(path))
+
+    def test_one_bad_file_among_good_ones(self):
+        self.assertIn("no such file", self.assertExit2OneLine(FIXTURES[0], "/nonexistent.json"))
+
+    def test_no_arguments(self):
+        result = run_tool()
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
