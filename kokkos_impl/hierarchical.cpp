@@ -1,0 +1,108 @@
+// kokkos.hierarchical: Kokkos' three-level mapping. A team owns team_size bodies (TeamThreadRange,
+// one per thread), and the vector lanes of each thread split the sum over j (ThreadVectorRange
+// parallel_reduce of the two pull components). On the GPU a thread's vector lanes are adjacent
+// lanes of one warp reading adjacent j, combined by warp shuffles; on host spaces the vector
+// length is 1 and the j loop is a thread's plain loop.
+#include <string>
+
+#include "kokkos_simulation.hpp"
+#include "nbody/model_registration.hpp"
+
+namespace nbody {
+namespace kokkos {
+
+// The two pull components summed by one vector reduction.
+struct Pull {
+    float x = 0.0f, y = 0.0f;
+    KOKKOS_INLINE_FUNCTION Pull& operator+=(const Pull& other) {
+        x += other.x;
+        y += other.y;
+        return *this;
+    }
+};
+
+}  // namespace kokkos
+}  // namespace nbody
+
+// Kokkos' Sum reducer starts from this identity (the documented way to reduce a custom type).
+template <>
+struct Kokkos::reduction_identity<nbody::kokkos::Pull> {
+    KOKKOS_FORCEINLINE_FUNCTION static nbody::kokkos::Pull sum() { return {}; }
+};
+
+namespace nbody {
+namespace kokkos {
+
+// A CUDA block holds team_size x vector_length threads.
+inline constexpr int kMaxGpuTeamThreads = 1024;
+
+template <class Space>
+void hierarchical_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
+                        DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size,
+                        int vector_length) {
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    const int teams = (n + team_size - 1) / team_size;
+    Kokkos::parallel_for(
+        "nbody::kokkos::hierarchical", Policy(space, teams, team_size, vector_length),
+        KOKKOS_LAMBDA(const Member& team) {
+            const int first = team.league_rank() * team_size;
+            const int count = n - first < team_size ? n - first : team_size;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](const int k) {
+                const int i = first + k;
+                const float xi = x(i), yi = y(i);
+                Pull total;
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(team, n),
+                    [&](const int j, Pull& partial) {
+                        accumulate_pull(xi, yi, x(j), y(j), m(j), eps2, partial.x, partial.y, InvSqrt{});
+                    },
+                    total);
+                Kokkos::single(Kokkos::PerThread(team), [&]() {
+                    ax(i) = total.x;
+                    ay(i) = total.y;
+                });
+            });
+        });
+}
+
+template <class Space>
+class Hierarchical final : public KokkosSimulation<Space> {
+public:
+    Hierarchical(const Problem& problem, const TuningValues& tuning)
+        : KokkosSimulation<Space>(problem, tuning),
+          team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
+          vector_length_(static_cast<int>(tuning_int(tuning, "vector_length"))) {
+        if (kRunsOnGpu<Space> && team_size_ * vector_length_ > kMaxGpuTeamThreads)
+            throw UsageError("tunings team_size=" + std::to_string(team_size_) + " x vector_length=" +
+                             std::to_string(vector_length_) + " exceed " + std::to_string(kMaxGpuTeamThreads) +
+                             " threads per team");
+    }
+
+private:
+    void compute_pulls() override {
+        hierarchical_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
+                           this->eps2(), team_size_, vector_length_);
+    }
+
+    int team_size_, vector_length_;
+};
+
+}  // namespace kokkos
+
+void register_kokkos_hierarchical(Registry& registry) {
+    kokkos::for_each_space([&](auto tag) {
+        using Space = typename decltype(tag)::type;
+        // On the GPU team_size x vector_length threads form a block (at most 1024); host spaces
+        // have teams of one thread and vector length 1.
+        const bool gpu = kokkos::kRunsOnGpu<Space>;
+        registry.add(kokkos::describe_variant<Space, kokkos::Hierarchical<Space>>(
+            "hierarchical", "TeamPolicy: bodies over TeamThreadRange, ThreadVectorRange reduction over j",
+            {kokkos::power_of_two_tuning("team_size", "threads (bodies at a time) per team", 1, gpu ? 128 : 1,
+                                         gpu ? 32 : 1),
+             kokkos::power_of_two_tuning("vector_length", "vector lanes splitting each body's sum over j", 1,
+                                         gpu ? 32 : 1, gpu ? 8 : 1)}));
+    });
+}
+
+}  // namespace nbody

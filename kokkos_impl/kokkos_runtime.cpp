@@ -1,0 +1,74 @@
+// The Kokkos runtime for every variant: started once on the first simulation, finalised at exit,
+// and the availability check that keeps Kokkos::initialize from aborting the process.
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+#include "kokkos_simulation.hpp"
+
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace nbody::kokkos {
+
+Availability availability() {
+#ifdef KOKKOS_ENABLE_CUDA
+    // Kokkos::initialize starts the CUDA backend with the host ones and aborts without a GPU.
+    static const Availability cached = [] {
+        int devices = 0;
+        const cudaError_t status = cudaGetDeviceCount(&devices);
+        if (status != cudaSuccess)
+            return Availability{false, std::string("this Kokkos includes CUDA and cannot start without a GPU: ") +
+                                           cudaGetErrorString(status)};
+        if (devices == 0)
+            return Availability{false, "this Kokkos includes CUDA and cannot start without a GPU: no CUDA device"};
+        return Availability{true, ""};
+    }();
+    return cached;
+#else
+    return {true, ""};
+#endif
+}
+
+void ensure_initialized() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (Kokkos::is_initialized()) return;
+        const Availability a = availability();
+        if (!a.available) throw std::runtime_error(a.reason);
+        // Thread counts and devices come from the environment (OMP_NUM_THREADS, KOKKOS_* ...).
+        char program[] = "nbody";
+        char quiet[] = "--kokkos-disable-warnings";
+        char* argv[] = {program, quiet, nullptr};
+        int argc = 2;
+        Kokkos::initialize(argc, argv);
+        std::atexit([] {
+            if (Kokkos::is_initialized()) Kokkos::finalize();
+        });
+    });
+}
+
+TuningParameter map_tuning() {
+    return {.name = "map",
+            .description = "activity-map counting: Kokkos::atomic_add on shared counts, or a ScatterView "
+                           "(atomics on the GPU, per-thread copies on OpenMP)",
+            .default_value = "atomic",
+            .allowed_values = {"atomic", "scatter"},
+            .min_value = 0,
+            .max_value = 0};
+}
+
+TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,
+                                    int largest, int default_value) {
+    TuningParameter t{.name = name,
+                      .description = description,
+                      .default_value = std::to_string(default_value),
+                      .allowed_values = {},
+                      .min_value = 0,
+                      .max_value = 0};
+    for (int v = smallest; v <= largest; v *= 2) t.allowed_values.push_back(std::to_string(v));
+    return t;
+}
+
+}  // namespace nbody::kokkos

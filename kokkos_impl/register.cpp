@@ -1,0 +1,28 @@
+#include <string>
+
+#include "kokkos_simulation.hpp"
+#include "nbody/model_registration.hpp"
+
+namespace nbody {
+
+// One per variant file of this folder; each registers its variant for every enabled space.
+void register_kokkos_naive(Registry& registry);
+void register_kokkos_team_tiled(Registry& registry);
+void register_kokkos_hierarchical(Registry& registry);
+
+void register_kokkos_variants(Registry& registry) {
+    register_kokkos_naive(registry);
+    register_kokkos_team_tiled(registry);
+    register_kokkos_hierarchical(registry);
+
+    registry.add_build_fact("kokkos_version", std::to_string(KOKKOS_VERSION / 10000) + "." +
+                                                  std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
+                                                  std::to_string(KOKKOS_VERSION % 100));
+    std::string spaces;
+    kokkos::for_each_space([&](auto tag) {
+        spaces += (spaces.empty() ? "" : ",") + std::string(kokkos::SpaceName<typename decltype(tag)::type>::value);
+    });
+    registry.add_build_fact("kokkos_spaces", spaces);
+}
+
+}  // namespace nbody
