@@ -1,0 +1,105 @@
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "cuda_common.cuh"
+
+namespace nbody::cuda {
+
+void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
+    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(error) + " (" +
+                             cudaGetErrorString(error) + ") from " + call + " at " + file + ":" +
+                             std::to_string(line));
+}
+
+DeviceConstants device_constants(const Problem& problem) {
+    return {.n = static_cast<int>(problem.n),
+            .d = problem.d,
+            .G = static_cast<float>(problem.constants.G),
+            .dt = static_cast<float>(problem.constants.dt),
+            .eps2 = static_cast<float>(problem.constants.eps2())};
+}
+
+Availability cuda_availability() {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess) {
+        cudaGetLastError();  // clear the sticky-free error so later calls start clean
+        return {false, std::string("no CUDA device: ") + cudaGetErrorString(error)};
+    }
+    if (count == 0) return {false, "no CUDA device: cudaGetDeviceCount found 0 devices"};
+    return {true, ""};
+}
+
+int fp32_lanes_per_sm(int major, int minor) {
+    switch (major) {
+        case 6: return minor == 0 ? 64 : 128;
+        case 7: return 64;
+        case 8: return minor == 0 ? 64 : 128;
+        default: return 128;  // 9.x Hopper, 10.x/12.x Blackwell
+    }
+}
+
+namespace {
+std::string cuda_version_text(int version) {
+    return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+}  // namespace
+
+std::optional<GpuInfo> probe_gpu() {
+    if (!cuda_availability().available) return std::nullopt;
+    int device = 0;
+    NBODY_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp properties{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+    // cudaDeviceProp::clockRate is gone in CUDA 13: the attributes give the rated clocks (kHz).
+    int sm_clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
+    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device));
+    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device));
+    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+    int driver = 0, runtime = 0;
+    NBODY_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    NBODY_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    GpuInfo info;
+    info.name = properties.name;
+    info.compute_capability = std::to_string(properties.major) + "." + std::to_string(properties.minor);
+    info.sm_count = properties.multiProcessorCount;
+    info.sm_clock_hz = sm_clock_khz * 1e3;
+    info.fp32_lanes_per_sm = fp32_lanes_per_sm(properties.major, properties.minor);
+    info.memory_clock_hz = memory_clock_khz * 1e3;
+    info.memory_bus_width_bits = bus_width_bits;
+    info.driver_version = cuda_version_text(driver);
+    info.runtime_version = cuda_version_text(runtime);
+    return info;
+}
+
+TuningParameter block_size_tuning(const std::string& default_value) {
+    return {.name = "block_size",
+            .description = "threads per block",
+            .default_value = default_value,
+            .allowed_values = {"32", "64", "128", "256", "512", "1024"}};
+}
+
+TuningParameter map_tuning() {
+    return {.name = "map",
+            .description = "activity-map histogram: global atomics | shared-memory privatised (D*D ints "
+                           "within 48 KiB) | CUB DeviceHistogram",
+            .default_value = "atomic",
+            .allowed_values = {"atomic", "shared", "cub"}};
+}
+
+VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
+                                  std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
+                                  std::size_t max_n) {
+    return {.id = std::move(id),
+            .backend = "cuda",
+            .execution_space = "cuda",
+            .description = std::move(description),
+            .tunings = std::move(tunings),
+            .max_n = max_n,
+            .runs_on_gpu = true,
+            .availability = cuda_availability,
+            .create = std::move(create)};
+}
+
+}  // namespace nbody::cuda

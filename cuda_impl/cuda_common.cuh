@@ -1,0 +1,98 @@
+#pragma once
+// Pieces every CUDA variant shares: the checked-call macro, an owning device buffer, the
+// availability check, the GPU probe, launch arithmetic and the tunings most variants offer.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbody/registry.hpp"
+#include "nbody/variant.hpp"
+
+namespace nbody::cuda {
+
+// Throws std::runtime_error naming the call, the CUDA error and the source line.
+[[noreturn]] void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line);
+
+#define NBODY_CUDA_CHECK(call)                                                                  \
+    do {                                                                                        \
+        const cudaError_t nbody_cuda_status_ = (call);                                          \
+        if (nbody_cuda_status_ != cudaSuccess)                                                  \
+            ::nbody::cuda::throw_cuda_error(nbody_cuda_status_, #call, __FILE__, __LINE__);     \
+    } while (0)
+
+// After every kernel launch: launch-configuration errors surface here.
+#define NBODY_CUDA_CHECK_LAUNCH() NBODY_CUDA_CHECK(cudaGetLastError())
+
+// Owns `count` elements of device memory; move-only.
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(std::size_t count) : count_(count) {
+        if (count_ != 0) NBODY_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+    DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+        DeviceBuffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    ~DeviceBuffer() {
+        if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor
+    }
+
+    T* data() const { return data_; }
+    std::size_t size() const { return count_; }
+    void copy_from_host(const T* host) {
+        NBODY_CUDA_CHECK(cudaMemcpy(data_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    void copy_to_host(T* host) const {
+        NBODY_CUDA_CHECK(cudaMemcpy(host, data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    }
+
+private:
+    void swap(DeviceBuffer& other) noexcept {
+        std::swap(data_, other.data_);
+        std::swap(count_, other.count_);
+    }
+    T* data_ = nullptr;
+    std::size_t count_ = 0;
+};
+
+// The workload's constants as the kernels use them (float32, SPEC §1).
+struct DeviceConstants {
+    int n = 0;
+    int d = 0;
+    float G = 0.0f;
+    float dt = 0.0f;
+    float eps2 = 0.0f;
+};
+DeviceConstants device_constants(const Problem& problem);
+
+// Available when cudaGetDeviceCount finds a device; otherwise the reason, "no CUDA device: ...".
+Availability cuda_availability();
+
+// The current device's properties read at run time; empty without a device.
+std::optional<GpuInfo> probe_gpu();
+
+// FP32 lanes per SM of a compute capability (CUDA programming guide's arithmetic table).
+int fp32_lanes_per_sm(int major, int minor);
+
+inline unsigned int blocks_for(std::size_t items, unsigned int per_block) {
+    return static_cast<unsigned int>((items + per_block - 1) / per_block);
+}
+
+// Tunings offered by most variants.
+TuningParameter block_size_tuning(const std::string& default_value);
+TuningParameter map_tuning();
+
+// A descriptor with the fields every CUDA variant shares filled in.
+VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
+                                  std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
+                                  std::size_t max_n = 0);
+
+}  // namespace nbody::cuda

@@ -1,0 +1,57 @@
+// cuda.force_matrix: seed report 000's "N x N threads, matrix row summation": one thread per
+// interaction writes its pull to an N x N matrix (row i = pulls on body i), then each row is
+// summed (row_reduction.cuh: hand kernel or CUB). 8 N^2 bytes of matrix, hence the N cap.
+#include "interaction.cuh"
+#include "row_reduction.cuh"
+#include "simulation_base.cuh"
+#include "variants.cuh"
+
+namespace nbody::cuda {
+namespace {
+
+constexpr unsigned int kColumnsPerBlock = 32;
+constexpr std::size_t kMaxBodies = 65536;  // 32 GiB of matrix
+
+__global__ void force_matrix_pull(const float* __restrict__ x, const float* __restrict__ y,
+                                  const float* __restrict__ m, float2* __restrict__ matrix, DeviceConstants c) {
+    const int j = blockIdx.y * blockDim.x + threadIdx.x;  // consecutive lanes write consecutive columns
+    const int i = blockIdx.x * blockDim.y + threadIdx.y;
+    if (i >= c.n || j >= c.n) return;
+    float ax = 0.0f, ay = 0.0f;
+    pull(x[i], y[i], x[j], y[j], m[j], c.eps2, ax, ay);
+    matrix[static_cast<std::size_t>(i) * c.n + j] = make_float2(ax, ay);
+}
+
+class ForceMatrix final : public SoaSimulation {
+public:
+    ForceMatrix(const Problem& p, const TuningValues& t)
+        : SoaSimulation(p, t),
+          block_(block_size_of(t)),
+          reducer_(p.n, p.n, t.at("reduction")),
+          matrix_(p.n * p.n) {}
+
+private:
+    void compute_pull() override {
+        const dim3 block(kColumnsPerBlock, block_ / kColumnsPerBlock);
+        const dim3 grid(blocks_for(problem_.n, block.y), blocks_for(problem_.n, block.x));
+        force_matrix_pull<<<grid, block>>>(x(), y(), m(), matrix_.data(), constants_);
+        NBODY_CUDA_CHECK_LAUNCH();
+        reducer_.sum(matrix_.data(), pull());
+    }
+    unsigned int block_;
+    RowReducer reducer_;
+    DeviceBuffer<float2> matrix_;
+};
+
+}  // namespace
+
+VariantDescriptor force_matrix_variant() {
+    return cuda_descriptor("cuda.force_matrix", "N x N threads write an N x N pull matrix, then row sums",
+                           {block_size_tuning("256"), map_tuning(), reduction_tuning()},
+                           [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                               return std::make_unique<ForceMatrix>(p, t);
+                           },
+                           kMaxBodies);
+}
+
+}  // namespace nbody::cuda

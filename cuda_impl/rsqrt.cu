@@ -1,0 +1,16 @@
+// cuda.rsqrt: the baseline with rsqrtf (one MUFU.RSQ) in place of sqrt and divide, and the
+// block size seed report 000 settled on (256). Kernels in aos_simulation.cuh.
+#include "aos_simulation.cuh"
+#include "variants.cuh"
+
+namespace nbody::cuda {
+
+VariantDescriptor rsqrt_variant() {
+    return cuda_descriptor("cuda.rsqrt", "AoS, 1 thread/body, hardware rsqrtf",
+                           {block_size_tuning("256"), map_tuning()},
+                           [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                               return std::make_unique<AosSimulation<HardwareInvSqrt>>(p, t);
+                           });
+}
+
+}  // namespace nbody::cuda

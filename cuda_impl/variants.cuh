@@ -1,0 +1,16 @@
+#pragma once
+// One descriptor per CUDA variant file, registered in register.cu in ladder order.
+#include "cuda_common.cuh"
+
+namespace nbody::cuda {
+VariantDescriptor baseline_aos_variant();
+VariantDescriptor rsqrt_variant();
+VariantDescriptor soa_ldg_variant();
+VariantDescriptor tiled_variant();
+VariantDescriptor nxn_atomic_variant();
+VariantDescriptor force_matrix_variant();
+VariantDescriptor tiled2d_variant();
+VariantDescriptor float4_variant();
+VariantDescriptor unrolled_variant();
+VariantDescriptor fastmath_variant();
+}  // namespace nbody::cuda
