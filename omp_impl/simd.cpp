@@ -36,6 +36,7 @@ struct ScalarOps {
     static V sub(V a, V b) { return a - b; }
     static V mul(V a, V b) { return a * b; }
     static V fmadd(V a, V b, V c) { return a * b + c; }
+    static V fnmadd(V a, V b, V c) { return c - a * b; }
     static V rsqrt(V a) { return 1.0f / std::sqrt(a); }  // exact: no estimate on unknown targets
     static float sum(V a) { return a; }
 };
@@ -49,6 +50,7 @@ struct Sse2Ops {  // x86-64 baseline: no FMA; 12-bit reciprocal square-root esti
     static V sub(V a, V b) { return _mm_sub_ps(a, b); }
     static V mul(V a, V b) { return _mm_mul_ps(a, b); }
     static V fmadd(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+    static V fnmadd(V a, V b, V c) { return _mm_sub_ps(c, _mm_mul_ps(a, b)); }
     static V rsqrt(V a) { return _mm_rsqrt_ps(a); }
     static float sum(V a) {
         alignas(16) float v[4];
@@ -65,6 +67,7 @@ struct Avx2Ops {  // 12-bit estimate
     __attribute__((target("avx2,fma"))) static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
     __attribute__((target("avx2,fma"))) static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
     __attribute__((target("avx2,fma"))) static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    __attribute__((target("avx2,fma"))) static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
     __attribute__((target("avx2,fma"))) static V rsqrt(V a) { return _mm256_rsqrt_ps(a); }
     __attribute__((target("avx2,fma"))) static float sum(V a) {
         return Sse2Ops::sum(_mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)));
@@ -79,6 +82,7 @@ struct Avx512Ops {  // 14-bit estimate
     __attribute__((target("avx512f"))) static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
     __attribute__((target("avx512f"))) static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
     __attribute__((target("avx512f"))) static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    __attribute__((target("avx512f"))) static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
     __attribute__((target("avx512f"))) static V rsqrt(V a) { return _mm512_maskz_rsqrt14_ps(0xFFFF, a); }
     __attribute__((target("avx512f"))) static float sum(V a) {
         alignas(64) float v[16];
@@ -123,9 +127,9 @@ void pull_tile(const PaddedBodies& b, std::size_t row0, std::size_t j_block, flo
                     const V dy = Ops::sub(yj, yi[r]);
                     const V r2 = Ops::fmadd(dx, dx, Ops::fmadd(dy, dy, eps2v));
                     V inv_r = Ops::rsqrt(r2);
-                    if constexpr (kNewton) {  // y (3/2 - r2 y^2 / 2)
+                    if constexpr (kNewton) {  // y (3/2 - (r2/2) y^2): four instructions
                         const V half_r2 = Ops::mul(half, r2);
-                        inv_r = Ops::mul(inv_r, Ops::sub(three_halves, Ops::mul(half_r2, Ops::mul(inv_r, inv_r))));
+                        inv_r = Ops::mul(inv_r, Ops::fnmadd(half_r2, Ops::mul(inv_r, inv_r), three_halves));
                     }
                     const V weight = Ops::mul(mj, Ops::mul(inv_r, Ops::mul(inv_r, inv_r)));
                     sx[r] = Ops::fmadd(weight, dx, sx[r]);

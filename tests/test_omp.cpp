@@ -1,6 +1,7 @@
-// The OpenMP variants' own promises: edge-sharing is bit-identical for a fixed thread count, both
-// activity-map strategies count exactly like the reference, every instruction set of omp.simd
-// with and without its Newton step stays within verify's thresholds, and tunings are validated.
+// The OpenMP variants' own promises: omp.static equals serial.reference bit for bit; edge-sharing
+// is bit-identical for a fixed thread count; both activity-map strategies count exactly like the
+// reference; every instruction set of omp.simd, with and without its Newton step, stays within
+// verify's thresholds; tunings are validated.
 // (Agreement of every variant and tuning value with the float64 reference is test_variants'.)
 #include <gtest/gtest.h>
 
@@ -55,6 +56,18 @@ TEST(OmpEdgeSharing, BitIdenticalForAFixedThreadCount) {
         EXPECT_EQ(first.state.vx, second.state.vx) << threads << " threads";
         EXPECT_EQ(first.state.vy, second.state.vy) << threads << " threads";
         EXPECT_EQ(first.map, second.map) << threads << " threads";
+    }
+}
+
+// omp.static sums each pull in the reference's order with the reference's arithmetic (vectorised
+// by the compiler with exact sqrt and division, in-order sums), so it equals serial.reference.
+TEST(OmpStatic, BitIdenticalToTheSerialReference) {
+    const Outcome serial = simulate("serial.reference", {}, 389, 8, 3);
+    for (const char* threads : {"1", "2"}) {
+        const Outcome parallel = simulate("omp.static", {{"threads", threads}}, 389, 8, 3);
+        EXPECT_EQ(parallel.state.x, serial.state.x) << threads << " threads";
+        EXPECT_EQ(parallel.state.vy, serial.state.vy) << threads << " threads";
+        EXPECT_EQ(parallel.map, serial.map) << threads << " threads";
     }
 }
 

@@ -13,11 +13,15 @@ namespace nbody {
 // Sum of pulls (without G) on body i from every body j, from a consistent snapshot.
 template <class Real>
 inline void host_pull_on(const BodiesT<Real>& b, std::size_t i, Real eps2, Real& ax, Real& ay) {
-    ax = Real(0);
-    ay = Real(0);
+    // Sums in locals (same order): summing into ax/ay, which may alias b, would store and reload
+    // them every j and keep the compiler from vectorising the loop.
+    Real sum_x = Real(0), sum_y = Real(0);
+    const Real xi = b.x[i], yi = b.y[i];
     const std::size_t n = b.size();
     for (std::size_t j = 0; j < n; ++j)
-        accumulate_pull(b.x[i], b.y[i], b.x[j], b.y[j], b.m[j], eps2, ax, ay, ExactInvSqrt{});
+        accumulate_pull(xi, yi, b.x[j], b.y[j], b.m[j], eps2, sum_x, sum_y, ExactInvSqrt{});
+    ax = sum_x;
+    ay = sum_y;
 }
 
 // Bodies per cell (row * d + col) for positions in the unit square.
