@@ -50,7 +50,8 @@ def sweeps(configs, sweep_axis: str) -> dict[str, dict[tuple, list[Config]]]:
     for c in fastest(configs).values():
         lines.setdefault(c.device, {}).setdefault((c.variant, getattr(c, other)), []).append(c)
     result = {}
-    for dev, by_line in lines.items():
+    for dev, _ in devices(list(fastest(configs).values())):
+        by_line = lines[dev]
         kept = {k: sorted(v, key=lambda c: getattr(c, sweep_axis)) for k, v in by_line.items() if len(v) >= 2}
         if kept:
             result[dev] = dict(sorted(kept.items()))

@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import LogLocator, ScalarFormatter  # noqa: E402
+from matplotlib.ticker import LogLocator, NullLocator, ScalarFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
 
@@ -49,14 +49,20 @@ def legend_outside(ax):
 
 
 def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
-    fig, axes = plt.subplots(n_devices, 1, figsize=(width, height * n_devices), squeeze=False)
+    fig, axes = plt.subplots(n_devices, 1, figsize=(width, height * n_devices), squeeze=False, layout="constrained")
     return fig, [row[0] for row in axes]
 
 
-def _log_axis(ax, axis: str, values):
-    if spans_decades(values):
+def _log_axis(ax, axis: str, values, always: bool = False):
+    """Log scale where the values span a decade (or always); a size axis gets its measured values as ticks."""
+    if always or spans_decades(values):
         getattr(ax, f"set_{axis}scale")("log")
-        if axis == "x":
+    if axis == "x":
+        sizes = sorted(set(values))
+        if len(sizes) <= 8:
+            ax.set_xticks(sizes, [str(v) for v in sizes], fontsize=8)
+            ax.xaxis.set_minor_locator(NullLocator())
+        else:
             ax.xaxis.set_major_formatter(ScalarFormatter())
             ax.xaxis.get_major_formatter().set_scientific(False)
     return ax
@@ -79,14 +85,13 @@ def time_vs(configs, axis: str, out_dir: Path) -> str | None:
             ax.plot(xs, ys, marker=marker, color=colour, label=f"{variant} ({fixed} = {fixed_value})")
             xs_all += xs
             ys_all += ys
-        _log_axis(ax, "x", xs_all)
-        _log_axis(ax, "y", ys_all)
+        _log_axis(ax, "x", xs_all, always=axis == "n")  # N: log-log always (time grows as N^2)
+        _log_axis(ax, "y", ys_all, always=axis == "n")
         ax.set_title(device)
         ax.set_xlabel("bodies N" if axis == "n" else "activity map size D (D × D cells)")
         ax.set_ylabel("time per step (s)")
         legend_outside(ax)
     fig.suptitle(f"Time per step against {'N' if axis == 'n' else 'D'} (fastest tuning of each variant)")
-    fig.tight_layout()
     return save(fig, out_dir, f"time_vs_{axis}")
 
 
@@ -117,7 +122,7 @@ def efficiency_vs_n(configs, out_dir: Path) -> str | None:
         ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2,
                    label=f"FP32 limit of the cores used\n(all cores: {whole})" if on_cpu
                    else f"FP32 limit ({whole})")
-        _log_axis(ax, "x", xs_all)
+        _log_axis(ax, "x", xs_all, always=True)
         if spans_decades(ys_all):
             ax.set_yscale("log")
             ax.yaxis.set_major_locator(LogLocator(base=10))
@@ -128,7 +133,6 @@ def efficiency_vs_n(configs, out_dir: Path) -> str | None:
         ax.set_ylabel("efficiency (fraction of FP32 limit)")
         legend_outside(ax)
     fig.suptitle("Efficiency against N (achieved interactions/s ÷ device limit, SPEC §3)")
-    fig.tight_layout()
     return save(fig, out_dir, "efficiency_vs_n")
 
 
@@ -168,35 +172,37 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
 
 
 def thread_scaling(configs, out_dir: Path) -> str | None:
-    """Speedup and parallel efficiency against the `threads` tuning."""
+    """Speedup and parallel efficiency against the `threads` tuning, a row of panels per device."""
     series = analysis.thread_scaling(configs)
     if not series:
         return None
-    several_devices = len({s.device for s in series}) > 1
-    fig, (ax_speedup, ax_eff) = plt.subplots(1, 2, figsize=(12, 4.8))
-    styles = style_cycle()
-    all_threads = sorted({p[0] for s in series for p in s.points})
+    by_device: dict[str, list] = {}
     for s in series:
-        colour, marker = next(styles)
-        threads = [p[0] for p in s.points]
-        label = s.label + (f" on {s.device}" if several_devices else "")
-        ax_speedup.plot(threads, [p[2] for p in s.points], marker=marker, color=colour, label=label)
-        ax_eff.plot(threads, [p[3] for p in s.points], marker=marker, color=colour, label=label)
-    base = min(all_threads)
-    ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linestyle="--", label="ideal")
-    ax_eff.axhline(1.0, color="black", linestyle="--", label="ideal")
-    for ax in (ax_speedup, ax_eff):
-        ax.set_xlabel("threads")
-        if spans_decades(all_threads, 0.9):
-            ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.set_xticks(all_threads)
-    ax_speedup.set_ylabel(f"speedup over {base} thread{'s' if base > 1 else ''} (×)")
-    ax_eff.set_ylabel("parallel efficiency (speedup ÷ thread ratio)")
-    ax_eff.set_ylim(0, max(1.1, max(p[3] for s in series for p in s.points) * 1.05))
-    ax_speedup.set_title("Speedup")
-    ax_eff.set_title("Parallel efficiency")
-    legend_outside(ax_eff)
+        by_device.setdefault(s.device, []).append(s)
+    fig, axes = plt.subplots(len(by_device), 2, figsize=(12, 4.2 * len(by_device)), squeeze=False)
+    for (ax_speedup, ax_eff), (device, device_series) in zip(axes, by_device.items()):
+        styles = style_cycle()
+        all_threads = sorted({p[0] for s in device_series for p in s.points})
+        for s in device_series:
+            colour, marker = next(styles)
+            threads = [p[0] for p in s.points]
+            ax_speedup.plot(threads, [p[2] for p in s.points], marker=marker, color=colour, label=s.label)
+            ax_eff.plot(threads, [p[3] for p in s.points], marker=marker, color=colour, label=s.label)
+        base = min(all_threads)
+        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linestyle="--", label="ideal")
+        ax_eff.axhline(1.0, color="black", linestyle="--", label="ideal")
+        for ax in (ax_speedup, ax_eff):
+            ax.set_xlabel("threads")
+            if spans_decades(all_threads, 0.9):
+                ax.set_xscale("log", base=2)
+                ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xticks(all_threads, [str(t) for t in all_threads])
+        ax_speedup.set_ylabel(f"speedup over {base} thread{'s' if base > 1 else ''} (×)")
+        ax_eff.set_ylabel("parallel efficiency")
+        ax_eff.set_ylim(0, max(1.1, max(p[3] for s in device_series for p in s.points) * 1.05))
+        ax_speedup.set_title(f"{device}: speedup", fontsize=10)
+        ax_eff.set_title(f"{device}: speedup ÷ thread ratio", fontsize=10)
+        legend_outside(ax_eff)
     fig.suptitle("Thread scaling (tuning `threads`)")
     fig.tight_layout()
     return save(fig, out_dir, "thread_scaling")

@@ -1,4 +1,4 @@
-"""Tests of plot/nbody_plot.py on the committed fixture (plot/tests/fixture/*.json, see its README).
+"""Tests of plot/nbody_plot.py on the committed fixture (plot/tests/fixture/, see its README).
 
 Run: /usr/bin/python3 -m unittest discover -s plot/tests   (ctest runs the same)
 The report's numbers are read back from report.md and compared with values taken from the JSON
@@ -17,7 +17,7 @@ from pathlib import Path
 PLOT_DIR = Path(__file__).resolve().parent.parent
 TOOL = PLOT_DIR / "nbody_plot.py"
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixture"
-FIXTURES = sorted(glob.glob(str(FIXTURE_DIR / "*.json")))
+FIXTURES = [str(FIXTURE_DIR / "real_cpu.json"), str(FIXTURE_DIR / "synthetic.json")]
 SYNTHETIC_GPU = "Synthetic GPU (plot test fixture)"
 SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 cores)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -171,9 +171,9 @@ class ReportOnFixture(unittest.TestCase):
         return times
 
     def test_cuda_ladder_speedups_are_geometric_means_of_time_ratios(self):
-        rows = parse_table(self.report, f"### CUDA ladder (seed reports 000 and 004) on {SYNTHETIC_GPU}")
-        baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline", "block_size=32")
-        baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline")
+        rows = parse_table(self.report, f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU}")
+        baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos", "block_size=32 map=atomic")
+        baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos")
         rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
         n_sweep = [p for p in baseline if p[1] == 10]
 
@@ -181,8 +181,8 @@ class ReportOnFixture(unittest.TestCase):
             return math.exp(sum(math.log(a[p] / b[p]) for p in n_sweep) / len(n_sweep))
 
         by_variant = {r["variant"]: r for r in rows}
-        self.assertEqual(rows[0]["variant"], "cuda.baseline block_size=32")
-        self.assertClose(by_variant["cuda.baseline"]["speedup vs previous (N sweep, D = 10)"],
+        self.assertEqual(rows[0]["variant"], "cuda.baseline_aos block_size=32")
+        self.assertClose(by_variant["cuda.baseline_aos"]["speedup vs previous (N sweep, D = 10)"],
                          geomean(baseline32, baseline), "block size step")
         self.assertClose(by_variant["cuda.rsqrt"]["speedup vs previous (N sweep, D = 10)"],
                          geomean(baseline, rsqrt), "rsqrt step")
@@ -192,14 +192,16 @@ class ReportOnFixture(unittest.TestCase):
     def test_thread_scaling_is_relative_to_the_fewest_threads(self):
         rows = parse_table(self.report, "## Thread scaling")
         self.assertTrue(rows)
+
+        def time_at(r, threads):
+            other = [] if r["other tuning"] == "-" else r["other tuning"].split()
+            tuning = " ".join(sorted(other + [f"threads={threads}"]))
+            return min(e["time_per_step_s"] for (dev, v, t, n, d, _), e in self.expected.items()
+                       if (dev, v, t, n, d) == (r["device"], r["variant"], tuning, int(r["N"]), int(r["D"])))
+
         for r in rows:
-            base = next(e for (dev, v, t, n, d, _), e in self.expected.items()
-                        if (dev, v, n, d) == (r["device"], r["variant"], int(r["N"]), int(r["D"]))
-                        and t == "threads=1")
-            here = next(e for (dev, v, t, n, d, _), e in self.expected.items()
-                        if (dev, v, n, d) == (r["device"], r["variant"], int(r["N"]), int(r["D"]))
-                        and t == f"threads={r['threads']}")
-            speedup = base["time_per_step_s"] / here["time_per_step_s"]
+            speedup = time_at(r, 1) / time_at(r, r["threads"])
+            self.assertClose(r["time per step (s)"], time_at(r, r["threads"]), "time")
             self.assertClose(r["speedup"], speedup, "speedup")
             self.assertClose(r["parallel efficiency"], speedup / int(r["threads"]), "parallel efficiency")
 
@@ -227,6 +229,11 @@ class ReportOnFixture(unittest.TestCase):
                     self.assertClose(rows[family][f"app eff on {p}"], eff, f"{family} on {p}")
             expected = 0.0 if None in effs else len(effs) / sum(1 / e for e in effs)
             self.assertClose(rows[family]["PP (app)"], expected, f"PP of {family}")
+            ran = [e for e in effs if e is not None]
+            self.assertClose(rows[family]["harmonic mean where it ran"], len(ran) / sum(1 / e for e in ran),
+                             f"harmonic mean of {family} where it ran")
+        kokkos_ran = [p for p in platforms if rows["kokkos.team_tiled"][f"app eff on {p}"] != "—"]
+        self.assertGreaterEqual(len(kokkos_ran), 2, "the fixture's Kokkos family spans two platforms")
         self.assertEqual(number(rows["cuda.tiled"]["PP (app)"]), 0.0, "CUDA did not run on the CPUs")
         self.assertGreater(number(rows["cuda.tiled"]["harmonic mean where it ran"]), 0.0)
 
