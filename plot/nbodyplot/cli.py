@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, figures, report
+from . import analysis, report
 from .results import InputError, load
 
 
@@ -44,6 +44,7 @@ def run(argv: list[str]) -> Path:
     args = build_parser().parse_args(argv)
     sources, configs = load(args.results)
     ladders = analysis.read_ladders(Path(args.ladders))
+    from . import figures  # matplotlib loads in a second or more: only once the input is known good
     out_dir = Path(args.out)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -34,11 +34,37 @@ def sort_key(c: Config):
     return (c.device_kind != "GPU", c.device, c.variant, c.tuning_text, c.n, c.d, c.steps)
 
 
-def context_section(sources: list[Source]) -> list[str]:
-    lines = ["## Runs", ""]
+def scalars(mapping: dict, prefix: str = ""):
+    """(dotted key, value) of every scalar in a context, nested objects flattened (lists left out)."""
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            yield from scalars(value, f"{prefix}{key}.")
+        elif value is None or isinstance(value, (str, int, float, bool)):
+            yield f"{prefix}{key}", "—" if value is None else value
+
+
+def sources_section(sources: list[Source]) -> list[str]:
+    """One line per results file: where and when it ran, on what, built how."""
+    rows = []
     for s in sources:
-        scalars = [(k, v) for k, v in s.context.items() if isinstance(v, (str, int, float, bool))]
-        lines += [f"**{s.path}**", ""] + table(["context key", "value"], scalars)
+        c = dict(scalars(s.context))
+        clock = c.get("gpu.sm_clock_hz")
+        commit = str(c.get("git_commit", "—"))
+        commit = commit[:12] + ("-dirty" if commit.endswith("-dirty") else "")
+        rows.append([s.path, c.get("date", "—"), commit, c.get("matrix.name", "—"),
+                     f"{c.get('host_cpu.model_name', '—')} ({c.get('host_cpu.physical_cores', '?')} cores)",
+                     c.get("gpu.name", "—"), c.get("gpu.sm_count", "—"),
+                     f"{clock / 1e9:.3g} GHz" if isinstance(clock, (int, float)) else "—",
+                     c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—"), c.get("compiler", "—")])
+    return ["## Results files", ""] + table(
+        ["file", "date", "commit", "matrix", "host CPU", "GPU", "SMs", "SM clock", "CUDA runtime", "Kokkos",
+         "compiler"], rows) + ["Every context value is listed at the end of this report.", ""]
+
+
+def context_section(sources: list[Source]) -> list[str]:
+    lines = ["## Context of each results file", "", "Every scalar of each file's `context` (docs/results-format.md).", ""]
+    for s in sources:
+        lines += [f"**{s.path}**", ""] + table(["context key", "value"], list(scalars(s.context)))
     return lines
 
 
@@ -163,6 +189,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pp) -> st
     lines = ["# N-body benchmark report", "",
              "Written by `plot/nbody_plot.py` from " + ", ".join(f"`{s.path}`" for s in sources) + ". "
              "Times are per step (SPEC §3); lines and bars use each variant's fastest tuning.", ""]
+    lines += sources_section(sources)
     lines += devices_section(configs)
     lines += ["## Time per step against N", ""] + figure(
         stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.")

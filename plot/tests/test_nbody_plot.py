@@ -238,6 +238,24 @@ class ReportOnFixture(unittest.TestCase):
         self.assertGreater(number(rows["cuda.tiled"]["harmonic mean where it ran"]), 0.0)
 
 
+class SmallInput(unittest.TestCase):
+    def test_one_configuration_gives_a_report_that_says_what_is_missing(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        first = next(e for e in document["benchmarks"] if e["run_type"] == "iteration" and e["repetitions"] == 1)
+        document["benchmarks"] = [first]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "one.json"
+            path.write_text(json.dumps(document))
+            result = run_tool(path, "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+            self.assertFalse((Path(tmp) / "out" / "time_vs_n.png").exists())
+        self.assertIn("No N sweep", report)
+        self.assertIn("No thread sweep", report)
+        row = parse_table(report, "## All measurements")[0]
+        self.assertTrue(math.isclose(number(row["time per step (s)"]), first["time_per_step_s"], rel_tol=REL))
+
+
 class BadInput(unittest.TestCase):
     def assertExit2OneLine(self, *args):
         with tempfile.TemporaryDirectory() as tmp:
