@@ -209,37 +209,42 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
 
 
 def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
-    """Per family: efficiency on each platform (bars) and the PP metric (black bar)."""
+    """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
     if not pp.rows:
         return None
-    n_rows = len(pp.rows)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 0.28 * n_rows * (len(pp.platforms) + 1) + 1.8),
-                             sharey=True, layout="constrained")
-    bar_h = 0.8 / (len(pp.platforms) + 1)
-    colours = plt.get_cmap("tab10").colors
+    import numpy as np
+
+    columns = pp.platforms + ["PP"]
+    fig, axes = plt.subplots(1, 2, figsize=(4.5 + 2.4 * len(columns), 0.42 * len(pp.rows) + 2.6),
+                             layout="constrained")
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#dddddd")
     for ax, kind in zip(axes, ("app", "arch")):
+        grid = np.full((len(pp.rows), len(columns)), np.nan)
         for i, row in enumerate(pp.rows):
             effs = row.app_eff if kind == "app" else row.arch_eff
-            metric = row.pp_app if kind == "app" else row.pp_arch
             for j, platform in enumerate(pp.platforms):
-                y = i + (j - len(pp.platforms) / 2) * bar_h
-                value = effs.get(platform)
-                ax.barh(y, value or 0.0, bar_h, color=colours[j % 10],
-                        label=platform if i == 0 else None)
-                if value is None:
-                    ax.text(0.005, y, "did not run", va="center", fontsize=7, color="grey")
-            y = i + (len(pp.platforms) / 2) * bar_h
-            ax.barh(y, metric or 0.0, bar_h, color="black", label="PP (harmonic mean)" if i == 0 else None)
-            ax.text((metric or 0.0) + 0.01, y, f"{metric:.3f}" if metric is not None else "n/a",
-                    va="center", fontsize=7)
-        ax.set_yticks(range(n_rows), [r.family for r in pp.rows])
-        ax.set_xlim(0, 1.15)
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel("application efficiency (time of best variant on platform ÷ time)" if kind == "app"
-                      else "architectural efficiency (fraction of device FP32 limit)")
-        ax.set_title("Relative to the best variant" if kind == "app" else "Relative to the device limit")
-    axes[0].invert_yaxis()  # shared: once inverts both
-    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+                if platform in effs:
+                    grid[i, j] = effs[platform]
+            metric = row.pp_app if kind == "app" else row.pp_arch
+            if metric is not None:
+                grid[i, -1] = metric
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+        for i in range(grid.shape[0]):
+            for j in range(grid.shape[1]):
+                value = grid[i, j]
+                text = "did not run" if np.isnan(value) else f"{value:.3f}"
+                dark = not np.isnan(value) and value < 0.6
+                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black", fontweight="bold" if j == len(columns) - 1 else None)
+        ax.axvline(len(pp.platforms) - 0.5, color="white", linewidth=3)
+        ax.set_xticks(range(len(columns)), [c.replace(" (", "\n(") for c in columns], fontsize=7)
+        ax.set_yticks(range(len(pp.rows)), [r.family for r in pp.rows], fontsize=8)
+        ax.grid(False)
+        ax.set_title("application efficiency (best time on platform ÷ time)" if kind == "app"
+                     else "architectural efficiency (fraction of FP32 limit)", fontsize=9)
+        fig.colorbar(image, ax=ax, shrink=0.8, label="efficiency")
     n, d = pp.problem
-    fig.suptitle(f"Performance portability (Pennycook) at N = {n}, D = {d}")
+    fig.suptitle(f"Performance portability (Pennycook) at N = {n}, D = {d}: PP = harmonic mean over the "
+                 "platforms, 0 where a family did not run on one", fontsize=10)
     return save(fig, out_dir, "portability")
