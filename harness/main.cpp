@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
     int exit_status = 0;
     nbody::add_list_command(app, exit_status);
     nbody::add_run_command(app, exit_status);
+    nbody::add_verify_command(app, exit_status);
+    nbody::add_matrix_command(app, exit_status);
+    nbody::add_check_results_command(app, exit_status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -11,7 +11,8 @@ double seconds_since(Clock::time_point start) {
 }
 }  // namespace
 
-Measurement measure_variant(Simulation& simulation, const Bodies& initial, int warmup, int steps) {
+Measurement measure_variant(Simulation& simulation, const Bodies& initial, int warmup, int steps,
+                            const TimedPhaseHooks& hooks) {
     Measurement m;
     auto start = Clock::now();
     simulation.upload(initial);
@@ -25,10 +26,12 @@ Measurement measure_variant(Simulation& simulation, const Bodies& initial, int w
         simulation.synchronize();
     }
 
+    if (hooks.on_start) hooks.on_start();
     start = Clock::now();
     simulation.advance(steps);
     simulation.synchronize();
     m.time_per_step_s = seconds_since(start) / steps;
+    if (hooks.on_stop) hooks.on_stop();
 
     start = Clock::now();
     simulation.download(m.final_state, m.activity_map);

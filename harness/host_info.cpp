@@ -1,0 +1,189 @@
+#include "host_info.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "nbody/physics.hpp"
+
+namespace nbody {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string trim(std::string s) {
+    const auto begin = s.find_first_not_of(" \t\n");
+    const auto end = s.find_last_not_of(" \t\n");
+    return begin == std::string::npos ? std::string() : s.substr(begin, end - begin + 1);
+}
+
+// The value of the first /proc/cpuinfo line whose key is `key`, or "".
+std::string cpuinfo_value(const std::string& cpuinfo, const std::string& key) {
+    std::istringstream lines(cpuinfo);
+    for (std::string line; std::getline(lines, line);) {
+        const auto colon = line.find(':');
+        if (colon != std::string::npos && trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+    }
+    return "";
+}
+
+bool has_flag(const std::string& flags, const std::string& flag) {
+    std::istringstream words(flags);
+    for (std::string word; words >> word;)
+        if (word == flag) return true;
+    return false;
+}
+
+// A positive number from the environment, or nothing.
+bool env_number(const char* name, double& value) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return false;
+    char* end = nullptr;
+    const double parsed = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(parsed > 0)) return false;
+    value = parsed;
+    return true;
+}
+
+std::vector<int> allowed_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+CpuInfo read_host_cpu() {
+    CpuInfo info;
+    const std::string cpuinfo = read_text("/proc/cpuinfo");
+    info.model_name = cpuinfo_value(cpuinfo, "model name");
+    if (info.model_name.empty()) info.model_name = cpuinfo_value(cpuinfo, "Model");
+    if (info.model_name.empty()) info.model_name = "unknown";
+
+    const std::vector<int> cpus = allowed_cpus();
+    info.logical_cpus = static_cast<int>(cpus.size());
+    std::set<std::pair<std::string, std::string>> cores;
+    for (int c : cpus) {
+        const std::string topology = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+        const std::string package = trim(read_text(topology + "physical_package_id"));
+        const std::string core = trim(read_text(topology + "core_id"));
+        if (core.empty()) {
+            cores.clear();
+            break;
+        }
+        cores.insert({package, core});
+    }
+    info.physical_cores = cores.empty() ? info.logical_cpus : static_cast<int>(cores.size());
+    double value = 0;
+    if (env_number("NBODY_CPU_CORES", value))
+        info.physical_cores = std::clamp(static_cast<int>(value), 1, info.logical_cpus);
+
+    if (env_number("NBODY_CPU_CLOCK_HZ", value)) {
+        info.clock_hz = value;
+        info.clock_source = "environment NBODY_CPU_CLOCK_HZ";
+    } else if (const std::string khz = trim(read_text("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
+               !khz.empty()) {
+        info.clock_hz = std::strtod(khz.c_str(), nullptr) * 1e3;
+        info.clock_source = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq (maximum clock)";
+    } else {
+        std::istringstream lines(cpuinfo);
+        double max_mhz = 0;
+        for (std::string line; std::getline(lines, line);) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos && trim(line.substr(0, colon)) == "cpu MHz")
+                max_mhz = std::max(max_mhz, std::strtod(line.c_str() + colon + 1, nullptr));
+        }
+        info.clock_hz = max_mhz * 1e6;
+        info.clock_source = "/proc/cpuinfo cpu MHz (highest over CPUs; no cpufreq on this host)";
+    }
+
+    std::string flags = cpuinfo_value(cpuinfo, "flags");
+    if (flags.empty()) flags = cpuinfo_value(cpuinfo, "Features");  // aarch64
+    if (env_number("NBODY_CPU_SIMD_LANES", value)) {
+        info.simd_fp32_lanes = static_cast<int>(value);
+        info.simd_source = "environment NBODY_CPU_SIMD_LANES";
+    } else {
+        info.simd_fp32_lanes = simd_fp32_lanes_from_flags(flags, info.simd_source);
+    }
+    if (env_number("NBODY_CPU_FMA_PIPES", value)) {
+        info.fma_pipes = static_cast<int>(value);
+        info.fma_pipes_source = "environment NBODY_CPU_FMA_PIPES";
+    } else if (has_flag(flags, "fma") || has_flag(flags, "asimd")) {
+        info.fma_pipes = 2;
+        info.fma_pipes_source = "assumed 2: cpuinfo flag " + std::string(has_flag(flags, "fma") ? "fma" : "asimd") +
+                                " (cores with FMA since Haswell/Zen issue two vector FMAs per cycle; "
+                                "set NBODY_CPU_FMA_PIPES to override)";
+    } else {
+        info.fma_pipes = 1;
+        info.fma_pipes_source = "assumed 1: no fma flag in /proc/cpuinfo";
+    }
+    return info;
+}
+
+}  // namespace
+
+int simd_fp32_lanes_from_flags(const std::string& flags, std::string& source) {
+    static const std::pair<const char*, int> widths[] = {{"avx512f", 16}, {"avx", 8}, {"sse", 4}, {"asimd", 4}};
+    for (const auto& [flag, lanes] : widths) {
+        if (has_flag(flags, flag)) {
+            source = std::string("/proc/cpuinfo flag ") + flag + " (" + std::to_string(lanes * 32) + "-bit vectors)";
+            return lanes;
+        }
+    }
+    source = "/proc/cpuinfo lists no vector extension: scalar";
+    return 1;
+}
+
+const CpuInfo& host_cpu_info() {
+    static const CpuInfo info = read_host_cpu();
+    return info;
+}
+
+double cpu_fp32_interaction_limit(const CpuLimitInputs& in) {
+    return in.cores * in.clock_hz * in.simd_fp32_lanes * in.fma_pipes / kFlopsPerInteraction;
+}
+
+CpuLimitInputs host_cpu_limit_inputs(int cores) {
+    const CpuInfo& cpu = host_cpu_info();
+    return {.cores = std::clamp(cores, 1, cpu.physical_cores),
+            .clock_hz = cpu.clock_hz,
+            .simd_fp32_lanes = cpu.simd_fp32_lanes,
+            .fma_pipes = cpu.fma_pipes};
+}
+
+double gpu_fp32_interaction_limit(const GpuInfo& gpu) {
+    return gpu.sm_count * gpu.sm_clock_hz * gpu.fp32_lanes_per_sm / kFlopsPerInteraction;
+}
+
+int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning) {
+    const CpuInfo& cpu = host_cpu_info();
+    if (variant.backend == "serial" || variant.execution_space == "serial") return 1;
+    int threads = cpu.logical_cpus;
+    if (const auto it = tuning.find("threads"); it != tuning.end()) {
+        threads = static_cast<int>(tuning_int(tuning, "threads"));
+    } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr) {
+        int parsed = 0;
+        const std::string text(env);
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+        if (ec == std::errc() && parsed > 0) threads = parsed;
+    }
+    return std::clamp(threads, 1, cpu.physical_cores);
+}
+
+}  // namespace nbody

@@ -1,0 +1,268 @@
+#include "matrix.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw UsageError(fmt::format("{}: {}: {}", file_, where, what));
+    }
+
+    void only_keys(const json& object, const std::string& where, const std::set<std::string>& allowed) const {
+        if (!object.is_object()) fail(where, "must be an object");
+        for (const auto& [key, value] : object.items())
+            if (!allowed.count(key)) fail(where, "unknown key \"" + key + "\"");
+    }
+
+    long integer(const json& value, const std::string& where, long min_value, long max_value) const {
+        if (!value.is_number_integer()) fail(where, "must be an integer");
+        const long v = value.get<long>();
+        if (v < min_value || v > max_value) fail(where, fmt::format("must be in [{}, {}], got {}", min_value, max_value, v));
+        return v;
+    }
+
+    double positive(const json& value, const std::string& where) const {
+        if (!value.is_number() || !(value.get<double>() > 0)) fail(where, "must be a positive number");
+        return value.get<double>();
+    }
+
+    template <class T>
+    std::vector<T> integer_list(const json& value, const std::string& where, long min_value, long max_value) const {
+        if (!value.is_array() || value.empty()) fail(where, "must be a non-empty list of integers");
+        std::vector<T> out;
+        for (std::size_t i = 0; i < value.size(); ++i)
+            out.push_back(static_cast<T>(integer(value[i], fmt::format("{}[{}]", where, i), min_value, max_value)));
+        return out;
+    }
+
+    std::string text(const json& value, const std::string& where) const {
+        if (!value.is_string() || value.get<std::string>().empty()) fail(where, "must be a non-empty string");
+        return value.get<std::string>();
+    }
+
+    // A tuning value: a string, or an integer written as a number.
+    std::string tuning_value(const json& value, const std::string& where) const {
+        if (value.is_number_integer()) return std::to_string(value.get<long>());
+        return text(value, where);
+    }
+
+    std::vector<std::pair<std::string, std::size_t>> caps(const json& value, const std::string& where) const {
+        if (!value.is_object()) fail(where, "must be an object of variant pattern -> largest N");
+        std::vector<std::pair<std::string, std::size_t>> out;
+        for (const auto& [pattern, cap] : value.items())
+            out.emplace_back(pattern, static_cast<std::size_t>(integer(cap, where + "." + pattern, 1, 1L << 30)));
+        return out;
+    }
+
+private:
+    std::string file_;
+};
+
+constexpr long kMaxN = 1L << 26;
+
+}  // namespace
+
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const TuningValues& tuning) {
+    std::string name = fmt::format("{}/n:{}/d:{}/steps:{}", variant, n, d, steps);
+    for (const auto& [key, value] : tuning) name += fmt::format("/{}:{}", key, value);
+    return name;
+}
+
+MatrixSpec parse_matrix(const json& doc, const std::string& file) {
+    const Reader r(file);
+    r.only_keys(doc, "top level",
+                {"name", "description", "seed", "constants", "steps", "warmup_steps", "repetitions", "verification",
+                 "max_n", "groups"});
+    MatrixSpec spec;
+    spec.file = file;
+    if (!doc.contains("name")) r.fail("top level", "missing \"name\"");
+    spec.name = r.text(doc["name"], "name");
+    if (doc.contains("description")) spec.description = r.text(doc["description"], "description");
+    if (doc.contains("seed")) spec.seed = static_cast<std::uint64_t>(r.integer(doc["seed"], "seed", 0, LONG_MAX));
+    if (doc.contains("constants")) {
+        const json& c = doc["constants"];
+        r.only_keys(c, "constants", {"G", "dt", "softening"});
+        if (c.contains("G")) spec.constants.G = r.positive(c["G"], "constants.G");
+        if (c.contains("dt")) spec.constants.dt = r.positive(c["dt"], "constants.dt");
+        if (c.contains("softening")) spec.constants.softening = r.positive(c["softening"], "constants.softening");
+    }
+    if (doc.contains("verification")) {
+        const json& v = doc["verification"];
+        r.only_keys(v, "verification",
+                    {"steps", "full_reference_max_n", "sample_bodies", "max_pos_err", "max_rms_pos_err", "max_vel_err",
+                     "max_map_diff"});
+        if (v.contains("steps")) spec.verify_steps = static_cast<int>(r.integer(v["steps"], "verification.steps", 1, 1000));
+        if (v.contains("full_reference_max_n"))
+            spec.verification.full_reference_max_n = static_cast<std::size_t>(
+                r.integer(v["full_reference_max_n"], "verification.full_reference_max_n", 1, kMaxN));
+        if (v.contains("sample_bodies"))
+            spec.verification.sample_bodies =
+                static_cast<std::size_t>(r.integer(v["sample_bodies"], "verification.sample_bodies", 1, kMaxN));
+        Thresholds& t = spec.verification.thresholds;
+        for (auto [key, target] : {std::pair{"max_pos_err", &t.max_pos_err}, std::pair{"max_rms_pos_err", &t.max_rms_pos_err},
+                                   std::pair{"max_vel_err", &t.max_vel_err}, std::pair{"max_map_diff", &t.max_map_diff}})
+            if (v.contains(key)) *target = r.positive(v[key], std::string("verification.") + key);
+    }
+
+    MatrixGroup defaults;
+    if (doc.contains("steps")) defaults.steps = static_cast<int>(r.integer(doc["steps"], "steps", 1, 1L << 30));
+    if (doc.contains("warmup_steps")) defaults.warmup_steps = static_cast<int>(r.integer(doc["warmup_steps"], "warmup_steps", 0, 1L << 30));
+    if (doc.contains("repetitions")) defaults.repetitions = static_cast<int>(r.integer(doc["repetitions"], "repetitions", 1, 1000));
+    if (doc.contains("max_n")) defaults.max_n = r.caps(doc["max_n"], "max_n");
+
+    if (!doc.contains("groups") || !doc["groups"].is_array() || doc["groups"].empty())
+        r.fail("top level", "\"groups\" must be a non-empty list");
+    for (std::size_t g = 0; g < doc["groups"].size(); ++g) {
+        const json& group = doc["groups"][g];
+        const std::string where = fmt::format("groups[{}]", g);
+        r.only_keys(group, where, {"name", "variants", "n", "d", "steps", "warmup_steps", "repetitions", "tunings", "max_n"});
+        MatrixGroup out = defaults;
+        out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
+        if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
+            r.fail(where, "\"variants\" must be a non-empty list of ids or patterns");
+        for (std::size_t i = 0; i < group["variants"].size(); ++i)
+            out.variant_patterns.push_back(r.text(group["variants"][i], fmt::format("{}.variants[{}]", where, i)));
+        if (!group.contains("n")) r.fail(where, "missing \"n\"");
+        if (!group.contains("d")) r.fail(where, "missing \"d\"");
+        out.n = r.integer_list<std::size_t>(group["n"], where + ".n", 1, kMaxN);
+        out.d = r.integer_list<int>(group["d"], where + ".d", 1, 65536);
+        if (group.contains("steps")) out.steps = static_cast<int>(r.integer(group["steps"], where + ".steps", 1, 1L << 30));
+        if (group.contains("warmup_steps"))
+            out.warmup_steps = static_cast<int>(r.integer(group["warmup_steps"], where + ".warmup_steps", 0, 1L << 30));
+        if (group.contains("repetitions"))
+            out.repetitions = static_cast<int>(r.integer(group["repetitions"], where + ".repetitions", 1, 1000));
+        if (group.contains("tunings")) {
+            const json& tunings = group["tunings"];
+            if (!tunings.is_object()) r.fail(where + ".tunings", "must be an object of name -> list of values");
+            for (const auto& [name, values] : tunings.items()) {
+                const std::string at = where + ".tunings." + name;
+                if (!values.is_array() || values.empty()) r.fail(at, "must be a non-empty list");
+                std::vector<std::string> list;
+                for (std::size_t i = 0; i < values.size(); ++i) list.push_back(r.tuning_value(values[i], fmt::format("{}[{}]", at, i)));
+                out.tunings.emplace_back(name, list);
+            }
+        }
+        if (group.contains("max_n")) {
+            auto caps = r.caps(group["max_n"], where + ".max_n");
+            out.max_n.insert(out.max_n.begin(), caps.begin(), caps.end());  // the group's caps first
+        }
+        spec.groups.push_back(std::move(out));
+    }
+    return spec;
+}
+
+MatrixSpec load_matrix(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError(path + ": cannot open the matrix file");
+    json doc;
+    try {
+        doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw UsageError(path + ": not valid JSON: " + e.what());
+    }
+    return parse_matrix(doc, path);
+}
+
+MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) {
+    MatrixExpansion out;
+    std::set<std::string> seen;
+    for (const MatrixGroup& group : spec.groups) {
+        std::vector<const VariantDescriptor*> variants, matched_any;  // available; all matched
+        for (const std::string& pattern : group.variant_patterns) {
+            const auto matched = registry.match(pattern);
+            matched_any.insert(matched_any.end(), matched.begin(), matched.end());
+            std::vector<const VariantDescriptor*> available;
+            for (const auto* v : matched) {
+                const Availability a = v->availability();
+                if (a.available)
+                    available.push_back(v);
+                else
+                    out.notes.push_back(fmt::format("{}: skipped {}: {}", group.name, v->id, a.reason));
+            }
+            if (matched.empty()) out.notes.push_back(fmt::format("{}: pattern \"{}\" matches no variant of this build", group.name, pattern));
+            for (const auto* v : available)
+                if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
+        }
+        for (const auto& [name, values] : group.tunings) {
+            const bool anyone = std::any_of(matched_any.begin(), matched_any.end(), [&](const VariantDescriptor* v) {
+                return std::any_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; });
+            });
+            if (!anyone && !matched_any.empty())
+                throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
+        }
+        for (const auto* v : variants) {
+            // The sweep over the tunings this variant has (others in the group's list do not apply to it).
+            std::vector<TuningValues> sweeps{TuningValues{}};
+            for (const auto& [name, values] : group.tunings) {
+                if (std::none_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; }))
+                    continue;
+                std::vector<TuningValues> next;
+                for (const auto& partial : sweeps)
+                    for (const auto& value : values) {
+                        TuningValues extended = partial;
+                        extended[name] = value;
+                        next.push_back(extended);
+                    }
+                sweeps = std::move(next);
+            }
+            std::size_t cap = v->max_n;
+            for (const auto& [pattern, limit] : group.max_n)
+                if (glob_match(pattern, v->id)) {
+                    cap = cap == 0 ? limit : std::min(cap, limit);
+                    break;
+                }
+            for (const auto& overrides : sweeps) {
+                TuningValues tuning;
+                try {
+                    tuning = Registry::resolve_tuning(*v, overrides);
+                } catch (const UsageError& e) {  // e.g. more threads than this host has: skip, say so
+                    out.notes.push_back(fmt::format("{}: skipped: {}", group.name, e.what()));
+                    continue;
+                }
+                for (std::size_t n : group.n) {
+                    if (cap != 0 && n > cap) {
+                        out.notes.push_back(fmt::format("{}: {} not run at N={} (cap {})", group.name, v->id, n, cap));
+                        continue;
+                    }
+                    for (int d : group.d) {
+                        Configuration c{.name = configuration_name(v->id, n, d, group.steps, tuning),
+                                        .variant = v,
+                                        .tuning = tuning,
+                                        .n = n,
+                                        .d = d,
+                                        .steps = group.steps,
+                                        .warmup_steps = group.warmup_steps,
+                                        .repetitions = group.repetitions,
+                                        .group = group.name};
+                        if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
+                    }
+                }
+            }
+        }
+    }
+    // Caps notes repeat per tuning; keep each once, in order.
+    std::vector<std::string> unique_notes;
+    std::set<std::string> noted;
+    for (auto& note : out.notes)
+        if (noted.insert(note).second) unique_notes.push_back(std::move(note));
+    out.notes = std::move(unique_notes);
+    return out;
+}
+
+}  // namespace nbody

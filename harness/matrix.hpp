@@ -1,0 +1,69 @@
+#pragma once
+// Benchmark matrices (SPEC §7): a JSON file naming variants (ids or glob patterns), N and D lists,
+// steps, warm-up steps, repetitions, tunings to sweep and per-variant size caps, in groups.
+// The format is documented in matrices/README.md.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nbody/registry.hpp"
+#include "verification.hpp"
+
+namespace nbody {
+
+struct MatrixGroup {
+    std::string name;
+    std::vector<std::string> variant_patterns;
+    std::vector<std::size_t> n;
+    std::vector<int> d;
+    int steps = 10;
+    int warmup_steps = 1;
+    int repetitions = 3;
+    std::vector<std::pair<std::string, std::vector<std::string>>> tunings;  // swept: every combination
+    std::vector<std::pair<std::string, std::size_t>> max_n;                 // variant pattern -> largest N
+};
+
+struct MatrixSpec {
+    std::string name;
+    std::string description;
+    std::string file;
+    std::uint64_t seed = 42;
+    PhysicsConstants constants;
+    int verify_steps = 10;  // full check after this many steps (sampled check: 1)
+    VerificationSettings verification;
+    std::vector<MatrixGroup> groups;
+};
+
+// UsageError naming the file and the offending key on anything malformed or unknown.
+MatrixSpec parse_matrix(const nlohmann::json& document, const std::string& file);
+MatrixSpec load_matrix(const std::string& path);
+
+// One measured unit: a variant with one tuning on one problem.
+struct Configuration {
+    std::string name;  // <variant>/n:<N>/d:<D>/steps:<S>[/<tuning>:<value>...]: the resume key
+    const VariantDescriptor* variant = nullptr;
+    TuningValues tuning;  // resolved: every parameter, defaults included
+    std::size_t n = 0;
+    int d = 0;
+    int steps = 0;
+    int warmup_steps = 0;
+    int repetitions = 0;
+    std::string group;
+};
+
+struct MatrixExpansion {
+    std::vector<Configuration> configurations;  // in run order, duplicates removed
+    std::vector<std::string> notes;             // what was skipped and why
+};
+
+// Patterns matching nothing, unavailable variants, N above a cap and tuning values a variant rejects
+// here (e.g. more threads than this host has) are skipped with a note; a tuning name that no matched
+// variant has is a UsageError (a typo in the matrix).
+MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry);
+
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const TuningValues& tuning);
+
+}  // namespace nbody

@@ -1,0 +1,79 @@
+// `nbody-bench matrix MATRIX.json --out RESULTS.json [--resume]` and
+// `nbody-bench check-results RESULTS.json`.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.hpp"
+#include "matrix_runner.hpp"
+#include "nbody/errors.hpp"
+#include "results.hpp"
+
+namespace nbody {
+
+namespace {
+
+struct MatrixOptions {
+    std::string matrix_path;
+    MatrixRunOptions run;
+    std::string progress = "auto";
+};
+
+int run_matrix_command(MatrixOptions& o) {
+    const MatrixSpec spec = load_matrix(o.matrix_path);
+    o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
+    const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
+    fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
+               s.already_done, s.finished, s.failed, o.run.out_path);
+    return s.failed == 0 ? 0 : 1;
+}
+
+int check_results_command(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError(path + ": cannot open");
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(path + ": not valid JSON: " + e.what());
+    }
+    const auto problems = check_results(doc);
+    for (const auto& p : problems) fmt::print("{}: {}\n", path, p);
+    if (!problems.empty()) return 1;
+    std::size_t errors = 0;
+    for (const auto& b : doc["benchmarks"]) errors += b.contains("error") && b["run_type"] == "iteration";
+    fmt::print("{}: valid results file ({} entries, {} of them failed or unverified)\n", path, doc["benchmarks"].size(), errors);
+    return 0;
+}
+
+}  // namespace
+
+void add_matrix_command(CLI::App& app, int& exit_status) {
+    auto o = std::make_shared<MatrixOptions>();
+    auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
+    cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
+    cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)")->required();
+    cmd->add_flag("--resume", o->run.resume, "continue the results file: skip configurations it already holds");
+    cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
+    cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
+    cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "line", "log"}));
+    cmd->callback([o, &exit_status] {
+        if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
+        if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
+        exit_status = run_matrix_command(*o);
+    });
+}
+
+void add_check_results_command(CLI::App& app, int& exit_status) {
+    auto path = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("check-results", "Check a results file against results/schema/results.schema.json");
+    cmd->add_option("results", *path, "results file")->required();
+    cmd->callback([path, &exit_status] { exit_status = check_results_command(*path); });
+}
+
+}  // namespace nbody

@@ -1,0 +1,349 @@
+#include "matrix_runner.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "host_info.hpp"
+#include "measure.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/io.hpp"
+#include "progress.hpp"
+#include "results.hpp"
+#include "verification.hpp"
+
+namespace nbody {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+using Run = benchmark::BenchmarkReporter::Run;
+
+// Collects what Google Benchmark reports; the runner turns it into entries.
+class CollectingReporter final : public benchmark::BenchmarkReporter {
+public:
+    std::vector<Run>* sink = nullptr;
+    bool ReportContext(const Context&) override { return true; }
+    void ReportRuns(const std::vector<Run>& runs) override {
+        if (sink != nullptr) sink->insert(sink->end(), runs.begin(), runs.end());
+    }
+};
+
+ordered_json json_number_or_null(double value) {
+    return std::isfinite(value) ? ordered_json(value) : ordered_json(nullptr);
+}
+
+// One configuration on its way: prepared on its first repetition, written when the next begins.
+struct Attempt {
+    const Configuration* config = nullptr;
+    std::size_t family_index = 0;
+    Bodies initial;
+    std::unique_ptr<Simulation> simulation;
+    std::optional<CheckResult> check;
+    std::string error;  // an exception's message: the configuration failed
+    double limit = 0;   // interactions/s of the device it runs on (0: unknown)
+    std::optional<int> cores;
+    int repetitions_done = 0;
+    std::vector<Run> runs;
+};
+
+class MatrixRunner {
+public:
+    MatrixRunner(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options)
+        : registry_(registry), spec_(spec), options_(options), log_(options.log ? *options.log : std::cout) {}
+
+    MatrixRunSummary run() {
+        MatrixExpansion plan = expand_matrix(spec_, registry_);
+        summary_.planned = plan.configurations.size();
+        open_document();
+        std::vector<std::size_t> todo;
+        for (std::size_t k = 0; k < plan.configurations.size(); ++k)
+            if (!done_.count(plan.configurations[k].name)) todo.push_back(k);
+        summary_.already_done = summary_.planned - todo.size();
+
+        std::vector<double> work;
+        std::vector<bool> on_gpu;
+        for (std::size_t k : todo) {
+            const Configuration& c = plan.configurations[k];
+            const double nn = static_cast<double>(c.n) * static_cast<double>(c.n);
+            work.push_back(nn * (c.repetitions * (c.warmup_steps + c.steps) + spec_.verify_steps));
+            on_gpu.push_back(c.variant->runs_on_gpu);
+        }
+        progress_.emplace(log_, options_.interactive, work, on_gpu);
+        for (const auto& note : plan.notes) progress_->note("note: " + note);
+        progress_->note(fmt::format("matrix {}: {} configurations, {} already in {}, {} to run", spec_.name,
+                                    summary_.planned, summary_.already_done, options_.out_path, todo.size()));
+        if (todo.empty()) return summary_;
+
+        attempts_.resize(todo.size());
+        benchmark::ClearRegisteredBenchmarks();
+        for (std::size_t slot = 0; slot < todo.size(); ++slot) {
+            Attempt& a = attempts_[slot];
+            a.config = &plan.configurations[todo[slot]];
+            a.family_index = todo[slot];
+            benchmark::RegisterBenchmark(a.config->name.c_str(), [this, slot](benchmark::State& state) { repetition(slot, state); })
+                ->UseManualTime()
+                ->MeasureProcessCPUTime()
+                ->Iterations(1)
+                ->Repetitions(a.config->repetitions)
+                ->Unit(benchmark::kMicrosecond);
+        }
+        CollectingReporter reporter;
+        reporter_ = &reporter;
+        try {
+            benchmark::RunSpecifiedBenchmarks(&reporter, ".");
+        } catch (...) {
+            benchmark::ClearRegisteredBenchmarks();
+            throw;
+        }
+        benchmark::ClearRegisteredBenchmarks();
+        finish_current();
+        return summary_;
+    }
+
+private:
+    void open_document() {
+        namespace fs = std::filesystem;
+        const std::string& path = options_.out_path;
+        if (fs::exists(path) && options_.resume) {
+            std::ifstream in(path);
+            nlohmann::json old;
+            try {
+                old = nlohmann::json::parse(in);
+            } catch (const nlohmann::json::parse_error& e) {
+                throw UsageError(path + ": cannot resume, not valid JSON: " + e.what());
+            }
+            if (!old.is_object() || !old.contains("context") || !old.contains("benchmarks") || !old["benchmarks"].is_array())
+                throw UsageError(path + ": cannot resume: not a results file (no context and benchmarks)");
+            const ordered_json fresh = results_context(registry_, spec_);
+            for (const char* key : {"seed", "constants"})
+                if (old["context"].value("matrix", nlohmann::json::object()).value(key, nlohmann::json()) != fresh["matrix"][key])
+                    throw UsageError(fmt::format("{}: cannot resume: its {} differs from the matrix's", path, key));
+            document_ = ordered_json::parse(old.dump());
+            ordered_json kept = ordered_json::array();
+            for (auto& entry : document_["benchmarks"]) {
+                if (options_.retry_failed && entry.value("error", std::string()) != "") continue;
+                done_.insert(entry.value("run_name", std::string()));
+                kept.push_back(entry);
+            }
+            document_["benchmarks"] = kept;
+            document_["context"]["resumed"].push_back(iso8601_now());
+        } else {
+            if (fs::exists(path) && !options_.overwrite)
+                throw UsageError(path + " exists: pass --resume to continue it or --overwrite to replace it");
+            document_ = {{"context", results_context(registry_, spec_)}, {"benchmarks", ordered_json::array()}};
+            const fs::path parent = fs::path(path).parent_path();
+            if (!parent.empty()) fs::create_directories(parent);
+        }
+        write_document();  // a valid file from the start: a kill before the first result leaves it empty, not absent
+    }
+
+    void write_document() { write_file_atomically(options_.out_path, document_.dump(1) + "\n"); }
+
+    // Google Benchmark calls this once per repetition of configuration `slot`.
+    void repetition(std::size_t slot, benchmark::State& state) {
+        Attempt& a = attempts_[slot];
+        if (current_ != slot) {
+            finish_current();  // the previous configuration reaches the disk before this one starts
+            current_ = slot;
+            reporter_->sink = &a.runs;
+            progress_->begin(slot, a.config->name);
+            prepare(a);
+        }
+        progress_->repetition(a.repetitions_done, a.config->repetitions);
+        ++a.repetitions_done;
+        if (!a.error.empty()) {
+            state.SkipWithError(a.error.c_str());
+            return;
+        }
+        const Configuration& c = *a.config;
+        try {
+            for (auto _ : state) {
+                state.PauseTiming();  // Google Benchmark's CPU clock runs for the timed steps only
+                const TimedPhaseHooks hooks{.on_start = [&] { state.ResumeTiming(); }, .on_stop = [&] { state.PauseTiming(); }};
+                const Measurement m = measure_variant(*a.simulation, a.initial, c.warmup_steps, c.steps, hooks);
+                state.ResumeTiming();
+                state.SetIterationTime(m.time_per_step_s);
+                const double ips = interactions_per_second(c.n, m.time_per_step_s);
+                state.counters["time_per_step_s"] = m.time_per_step_s;
+                state.counters["upload_s"] = m.upload_s;
+                state.counters["download_s"] = m.download_s;
+                state.counters["interactions_per_second"] = ips;
+                if (a.limit > 0) state.counters["efficiency"] = ips / a.limit;
+            }
+        } catch (const std::exception& e) {
+            a.error = e.what();
+            state.SkipWithError(a.error.c_str());
+        }
+        if (a.repetitions_done == c.repetitions) a.simulation.reset();  // free device memory early
+    }
+
+    void prepare(Attempt& a) {
+        const Configuration& c = *a.config;
+        try {
+            if (c.variant->runs_on_gpu) {
+                const auto gpu = registry_.gpu();
+                a.limit = gpu ? gpu_fp32_interaction_limit(*gpu) : 0.0;
+            } else {
+                a.cores = cpu_cores_used(*c.variant, c.tuning);
+                a.limit = cpu_fp32_interaction_limit(host_cpu_limit_inputs(*a.cores));
+            }
+            a.initial = generate_bodies(c.n, spec_.seed);
+            const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants};
+            a.simulation = c.variant->create(problem, c.tuning);
+            auto& reference = references_[c.n];
+            if (!reference)
+                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, std::vector<int>{spec_.verify_steps},
+                                                                spec_.verification);
+            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d, spec_.verification.thresholds).back();
+        } catch (const std::exception& e) {
+            a.error = e.what();
+            a.simulation.reset();
+        }
+    }
+
+    ordered_json common_fields(const Attempt& a) const {
+        const Configuration& c = *a.config;
+        ordered_json e;
+        e["variant"] = c.variant->id;
+        e["backend"] = c.variant->backend;
+        e["execution_space"] = c.variant->execution_space;
+        e["device"] = c.variant->runs_on_gpu ? "gpu" : "cpu";
+        e["tuning"] = c.tuning;
+        e["n"] = c.n;
+        e["d"] = c.d;
+        e["steps"] = c.steps;
+        e["warmup_steps"] = c.warmup_steps;
+        return e;
+    }
+
+    void add_check_fields(const Attempt& a, ordered_json& e) const {
+        if (!a.check) return;
+        e["verification"] = to_string(a.check->kind);
+        e["verify_steps"] = a.check->steps;
+        e["max_pos_err"] = json_number_or_null(a.check->errors.max_pos_err);
+        e["rms_pos_err"] = json_number_or_null(a.check->errors.rms_pos_err);
+        e["max_vel_err"] = json_number_or_null(a.check->errors.max_vel_err);
+        e["map_diff"] = json_number_or_null(a.check->errors.map_diff);
+    }
+
+    // The entries of the configuration in progress, appended and written; then its summary line.
+    void finish_current() {
+        if (current_ == kNone) return;
+        Attempt& a = attempts_[current_];
+        const Configuration& c = *a.config;
+        current_ = kNone;
+        reporter_->sink = nullptr;
+        bool failed_run = !a.error.empty();
+        for (const Run& r : a.runs) failed_run |= r.error_occurred;
+        if (failed_run && a.error.empty())
+            for (const Run& r : a.runs)
+                if (r.error_occurred) a.error = r.error_message;
+
+        auto& out = document_["benchmarks"];
+        std::string outcome;
+        if (failed_run) {
+            ordered_json e;
+            e["name"] = c.name;
+            e["family_index"] = a.family_index;
+            e["per_family_instance_index"] = 0;
+            e["run_name"] = c.name;
+            e["run_type"] = "iteration";
+            e["repetitions"] = c.repetitions;
+            e["repetition_index"] = 0;
+            e["threads"] = 1;
+            e["iterations"] = 0;
+            e["error_occurred"] = true;
+            e["error_message"] = a.error;
+            e.update(common_fields(a));
+            add_check_fields(a, e);
+            e["verified"] = false;
+            e["error"] = a.error;
+            out.push_back(e);
+            ++summary_.failed;
+            outcome = "FAILED: " + a.error;
+        } else {
+            const bool verified = a.check && a.check->passed;
+            const std::string verification_error = a.check ? "verification failed: " + a.check->failure : "";
+            double median_tps = 0, median_ips = 0, median_eff = -1;
+            for (const Run& r : a.runs) {
+                const bool aggregate = r.run_type == Run::RT_Aggregate;
+                const bool ratio = aggregate && r.aggregate_unit == benchmark::kPercentage;
+                ordered_json e;
+                e["name"] = aggregate ? c.name + "_" + r.aggregate_name : c.name;
+                e["family_index"] = a.family_index;
+                e["per_family_instance_index"] = 0;
+                e["run_name"] = c.name;
+                e["run_type"] = aggregate ? "aggregate" : "iteration";
+                e["repetitions"] = c.repetitions;
+                if (!aggregate) e["repetition_index"] = r.repetition_index;
+                e["threads"] = 1;
+                e["iterations"] = static_cast<long>(r.iterations);
+                if (aggregate) {
+                    e["aggregate_name"] = r.aggregate_name;
+                    e["aggregate_unit"] = ratio ? "percentage" : "time";
+                }
+                // As Google Benchmark writes them: a ratio unscaled, times in time_unit (CPU time per step).
+                e["real_time"] = ratio ? r.real_accumulated_time : r.GetAdjustedRealTime();
+                e["cpu_time"] = ratio ? r.cpu_accumulated_time : r.GetAdjustedCPUTime() / c.steps;
+                e["time_unit"] = "us";
+                e.update(common_fields(a));
+                const auto counter = [&](const char* name) {
+                    const auto it = r.counters.find(name);
+                    return it == r.counters.end() ? ordered_json(nullptr) : json_number_or_null(it->second.value);
+                };
+                for (const char* name : {"time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency"})
+                    e[name] = counter(name);
+                e["efficiency_limit"] = a.limit > 0 ? ordered_json(a.limit) : ordered_json(nullptr);
+                e["cores_used"] = a.cores ? ordered_json(*a.cores) : ordered_json(nullptr);
+                add_check_fields(a, e);
+                e["verified"] = verified;
+                if (!verified) e["error"] = verification_error;
+                if ((aggregate && r.aggregate_name == "median") || (!aggregate && c.repetitions == 1)) {
+                    median_tps = e["time_per_step_s"].get<double>();
+                    median_ips = e["interactions_per_second"].get<double>();
+                    if (!e["efficiency"].is_null()) median_eff = e["efficiency"].get<double>();
+                }
+                out.push_back(e);
+            }
+            verified ? ++summary_.finished : ++summary_.failed;
+            outcome = fmt::format("{:.4e} s/step, {:.4e} interactions/s{}, {}", median_tps, median_ips,
+                                  median_eff >= 0 ? fmt::format(", efficiency {:.1f}%", 100 * median_eff) : "",
+                                  verified ? "verified" : verification_error);
+        }
+        a.runs.clear();
+        a.simulation.reset();
+        write_document();
+        progress_->end(outcome);
+    }
+
+    static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    const Registry& registry_;
+    const MatrixSpec& spec_;
+    const MatrixRunOptions& options_;
+    std::ostream& log_;
+    ordered_json document_;
+    std::set<std::string> done_;
+    std::vector<Attempt> attempts_;
+    std::map<std::size_t, std::unique_ptr<ReferenceSolution>> references_;
+    std::optional<Progress> progress_;
+    CollectingReporter* reporter_ = nullptr;
+    std::size_t current_ = kNone;
+    MatrixRunSummary summary_;
+};
+
+}  // namespace
+
+MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options) {
+    return MatrixRunner(registry, spec, options).run();
+}
+
+}  // namespace nbody

@@ -1,0 +1,163 @@
+#include "results.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "build_info.hpp"
+#include "host_info.hpp"
+#include "json_schema.hpp"
+
+namespace nbody {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json text_or_null(const std::map<std::string, std::string>& facts, std::initializer_list<const char*> keys) {
+    for (const char* key : keys)
+        if (const auto it = facts.find(key); it != facts.end()) return it->second;
+    return nullptr;
+}
+
+std::string executable_path() {
+    std::error_code ec;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("nbody-bench") : path.string();
+}
+
+}  // namespace
+
+std::string iso8601_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[40];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+    std::string date(text);
+    if (date.size() >= 5) date.insert(date.size() - 2, ":");  // +0000 -> +00:00, as Google Benchmark writes
+    return date;
+}
+
+ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
+    const auto& gb_cpu = benchmark::CPUInfo::Get();
+    const CpuInfo& cpu = host_cpu_info();
+    const BuildInfo& build = build_info();
+    const auto& facts = registry.build_facts();
+    const auto gpu = registry.gpu();
+
+    ordered_json c;
+    c["date"] = iso8601_now();
+    c["host_name"] = benchmark::SystemInfo::Get().name;
+    c["executable"] = executable_path();
+    c["num_cpus"] = gb_cpu.num_cpus;
+    c["mhz_per_cpu"] = static_cast<long>(gb_cpu.cycles_per_second / 1e6);
+    c["cpu_scaling_enabled"] = gb_cpu.scaling == benchmark::CPUInfo::ENABLED;
+    c["caches"] = ordered_json::array();
+    for (const auto& cache : gb_cpu.caches)
+        c["caches"].push_back({{"type", cache.type}, {"level", cache.level}, {"size", cache.size}, {"num_sharing", cache.num_sharing}});
+    c["load_avg"] = gb_cpu.load_avg;
+    c["library_build_type"] = build.build_type == "Debug" ? "debug" : "release";
+    c["json_schema_version"] = 1;
+    c["nbody_results_version"] = 1;
+    c["nbody_bench_version"] = build.version;
+    c["git_commit"] = build.git_commit;
+    c["compiler"] = build.compiler;
+    c["build_type"] = build.build_type;
+    c["build_flags"] = build.build_flags;
+    c["host_cpu"] = {{"model_name", cpu.model_name},
+                     {"logical_cpus", cpu.logical_cpus},
+                     {"physical_cores", cpu.physical_cores},
+                     {"clock_hz", cpu.clock_hz},
+                     {"clock_source", cpu.clock_source},
+                     {"simd_fp32_lanes", cpu.simd_fp32_lanes},
+                     {"simd_source", cpu.simd_source},
+                     {"fma_pipes", cpu.fma_pipes},
+                     {"fma_pipes_source", cpu.fma_pipes_source},
+                     {"fp32_interaction_limit", cpu_fp32_interaction_limit(host_cpu_limit_inputs(cpu.physical_cores))}};
+    if (gpu) {
+        c["gpu"] = {{"name", gpu->name},
+                    {"compute_capability", gpu->compute_capability},
+                    {"sm_count", gpu->sm_count},
+                    {"sm_clock_hz", gpu->sm_clock_hz},
+                    {"fp32_lanes_per_sm", gpu->fp32_lanes_per_sm},
+                    {"memory_clock_hz", gpu->memory_clock_hz},
+                    {"memory_bus_width_bits", gpu->memory_bus_width_bits},
+                    {"driver_version", gpu->driver_version},
+                    {"runtime_version", gpu->runtime_version},
+                    {"fp32_interaction_limit", gpu_fp32_interaction_limit(*gpu)}};
+    } else {
+        c["gpu"] = nullptr;
+    }
+    c["cuda_version"] = text_or_null(facts, {"cuda_version", "cuda_runtime"});
+    c["cuda_driver_version"] = gpu ? ordered_json(gpu->driver_version) : ordered_json(nullptr);
+    c["cuda_runtime_version"] = gpu ? ordered_json(gpu->runtime_version) : text_or_null(facts, {"cuda_runtime"});
+    c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
+    c["build_facts"] = facts;
+    const Thresholds& t = spec.verification.thresholds;
+    c["matrix"] = {{"name", spec.name},
+                   {"file", spec.file},
+                   {"seed", spec.seed},
+                   {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
+                   {"verification",
+                    {{"steps", spec.verify_steps},
+                     {"full_reference_max_n", spec.verification.full_reference_max_n},
+                     {"sample_bodies", spec.verification.sample_bodies},
+                     {"max_pos_err", t.max_pos_err},
+                     {"max_rms_pos_err", t.max_rms_pos_err},
+                     {"max_vel_err", t.max_vel_err},
+                     {"max_map_diff", t.max_map_diff}}}};
+    return c;
+}
+
+std::vector<std::string> check_results(const nlohmann::json& doc) {
+    std::vector<std::string> problems = validate_json_schema(results_schema(), doc);
+    if (!problems.empty()) return problems;
+
+    const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); };
+    static const std::map<std::string, double> unit_seconds = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    std::set<std::string> seen;
+    std::map<std::string, long> iterations_of, repetitions_of;
+    std::set<std::string> failed;
+    const auto& entries = doc["benchmarks"];
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& b = entries[i];
+        const std::string where = fmt::format("/benchmarks/{}", i);
+        const std::string run_name = b["run_name"];
+        const bool aggregate = b["run_type"] == "aggregate";
+        const std::string key = run_name + (aggregate ? "#" + b["aggregate_name"].get<std::string>()
+                                                      : "#" + std::to_string(b["repetition_index"].get<long>()));
+        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + key);
+        if (b.value("error_occurred", false)) {
+            failed.insert(run_name);
+            continue;
+        }
+        const double tps = b["time_per_step_s"], ips = b["interactions_per_second"];
+        const double n = b["n"];
+        if (!aggregate) {
+            ++iterations_of[run_name];
+            repetitions_of[run_name] = b["repetitions"];
+            if (!close(ips, n * n / tps)) problems.push_back(where + ": interactions_per_second is not n^2 / time_per_step_s");
+            if (!close(b["real_time"].get<double>() * unit_seconds.at(b["time_unit"]), tps))
+                problems.push_back(where + ": real_time is not time_per_step_s in time_unit");
+            if (!b["efficiency"].is_null() &&
+                (b["efficiency_limit"].is_null() || !close(b["efficiency"].get<double>(), ips / b["efficiency_limit"].get<double>())))
+                problems.push_back(where + ": efficiency is not interactions_per_second / efficiency_limit");
+        }
+        if (b["device"] == "cpu" && b["cores_used"].is_null()) problems.push_back(where + ": a CPU entry without cores_used");
+    }
+    for (const auto& [run_name, count] : iterations_of)
+        if (count != repetitions_of[run_name])
+            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", run_name, count, repetitions_of[run_name]));
+    for (const auto& run_name : failed)
+        if (iterations_of.count(run_name)) problems.push_back(run_name + ": both an error entry and timed entries");
+    return problems;
+}
+
+}  // namespace nbody

@@ -1,0 +1,388 @@
+// The matrix runner: results that satisfy the schema, failures recorded while the rest completes,
+// resume, and a SIGKILL that loses no finished configuration.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "matrix.hpp"
+#include "matrix_runner.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/model_registration.hpp"
+#include "results.hpp"
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Wraps another variant's simulation, changing one behaviour.
+class Wrapped : public Simulation {
+public:
+    explicit Wrapped(std::unique_ptr<Simulation> inner) : inner_(std::move(inner)) {}
+    void upload(const Bodies& b) override { inner_->upload(b); }
+    void advance(int steps) override { inner_->advance(steps); }
+    void download(Bodies& s, std::vector<float>& m) override { inner_->download(s, m); }
+
+protected:
+    std::unique_ptr<Simulation> inner_;
+};
+
+// Moves every body a little after downloading: timings fine, verification fails.
+class Drifting final : public Wrapped {
+public:
+    using Wrapped::Wrapped;
+    void download(Bodies& s, std::vector<float>& m) override {
+        inner_->download(s, m);
+        for (auto& x : s.x) x += 1e-3f;
+    }
+};
+
+// Verifies (its first advance works) and then throws in the timed steps.
+class FailsWhenTimed final : public Wrapped {
+public:
+    using Wrapped::Wrapped;
+    void advance(int steps) override {
+        if (++calls_ > 1) throw std::runtime_error("deliberate failure in the timed steps");
+        inner_->advance(steps);
+    }
+
+private:
+    int calls_ = 0;
+};
+
+// Sleeps in every advance: the configuration a SIGKILL interrupts.
+class Sleepy final : public Wrapped {
+public:
+    using Wrapped::Wrapped;
+    void advance(int steps) override {
+        std::this_thread::sleep_for(std::chrono::seconds(20));
+        inner_->advance(steps);
+    }
+};
+
+template <class Behaviour>
+VariantDescriptor wrapped_variant(const Registry& base, const std::string& id) {
+    auto serial = base.find("serial.reference")->create;
+    return {.id = id,
+            .backend = "test",
+            .execution_space = "host",
+            .description = "test-only variant",
+            .create = [serial](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                return std::make_unique<Behaviour>(serial(p, t));
+            }};
+}
+
+// serial.reference plus variants registered only by this test binary.
+Registry test_registry(bool sleepy_sleeps = true) {
+    Registry r;
+    register_cpu_ref_variants(r);
+    r.add({.id = "test.throws_on_create",
+           .backend = "test",
+           .execution_space = "host",
+           .description = "fails before running",
+           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> {
+               throw std::runtime_error("deliberate failure on create");
+           }});
+    r.add(wrapped_variant<Drifting>(r, "test.drifting"));
+    r.add(wrapped_variant<FailsWhenTimed>(r, "test.fails_when_timed"));
+    if (sleepy_sleeps)
+        r.add(wrapped_variant<Sleepy>(r, "test.sleepy"));
+    else
+        r.add(wrapped_variant<Wrapped>(r, "test.sleepy"));
+    r.add({.id = "test.unavailable",
+           .backend = "test",
+           .execution_space = "device",
+           .runs_on_gpu = true,
+           .availability = [] { return Availability{false, "no such device in tests"}; },
+           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { return nullptr; }});
+    return r;
+}
+
+MatrixSpec spec_from(const std::string& text) { return parse_matrix(json::parse(text), "test-matrix.json"); }
+
+json read_json(const fs::path& path) {
+    std::ifstream in(path);
+    return json::parse(in);
+}
+
+// Names of configurations in a results file (each once).
+std::set<std::string> run_names(const json& doc) {
+    std::set<std::string> names;
+    for (const auto& b : doc["benchmarks"]) names.insert(b["run_name"].get<std::string>());
+    return names;
+}
+
+class MatrixRun : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("nbody_test_matrix_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    MatrixRunOptions options(const std::string& file) {
+        MatrixRunOptions o;
+        o.out_path = (dir_ / file).string();
+        o.log = &log_;
+        return o;
+    }
+
+    fs::path dir_;
+    std::ostringstream log_;
+};
+
+const char* kTwoSizes = R"({"name": "two-sizes", "steps": 2, "warmup_steps": 1, "repetitions": 2,
+    "groups": [{"variants": ["serial.reference"], "n": [64, 100], "d": [8]}]})";
+
+TEST_F(MatrixRun, TwoSizesOfSerialReferenceSatisfyTheSchema) {
+    const Registry registry = test_registry();
+    const auto o = options("two.json");
+    const MatrixRunSummary s = run_matrix(registry, spec_from(kTwoSizes), o);
+    EXPECT_EQ(s.planned, 2u);
+    EXPECT_EQ(s.finished, 2u);
+    EXPECT_EQ(s.failed, 0u);
+    const json doc = read_json(o.out_path);
+    const auto problems = check_results(doc);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    // Two configurations x (2 repetitions + mean, median, stddev, cv).
+    ASSERT_EQ(doc["benchmarks"].size(), 12u);
+    EXPECT_EQ(run_names(doc), (std::set<std::string>{"serial.reference/n:64/d:8/steps:2", "serial.reference/n:100/d:8/steps:2"}));
+    const json& first = doc["benchmarks"][0];
+    EXPECT_EQ(first["name"], "serial.reference/n:64/d:8/steps:2");
+    EXPECT_EQ(first["variant"], "serial.reference");
+    EXPECT_EQ(first["n"], 64);
+    EXPECT_EQ(first["cores_used"], 1);
+    EXPECT_TRUE(first["verified"].get<bool>());
+    EXPECT_GT(first["interactions_per_second"].get<double>(), 0.0);
+    std::set<std::string> aggregates;
+    for (const auto& b : doc["benchmarks"])
+        if (b["run_type"] == "aggregate") aggregates.insert(b["aggregate_name"].get<std::string>());
+    EXPECT_EQ(aggregates, (std::set<std::string>{"mean", "median", "stddev", "cv"}));
+    EXPECT_EQ(doc["context"]["matrix"]["name"], "two-sizes");
+    EXPECT_EQ(doc["context"]["gpu"], nullptr);
+    // Progress: plain log lines, configuration k of n.
+    EXPECT_NE(log_.str().find("[1/2] serial.reference/n:64/d:8/steps:2"), std::string::npos);
+    EXPECT_NE(log_.str().find("[2/2]"), std::string::npos);
+    EXPECT_NE(log_.str().find("remaining"), std::string::npos);
+}
+
+TEST_F(MatrixRun, FailingVariantsAreRecordedAndTheRestCompletes) {
+    const Registry registry = test_registry();
+    const auto o = options("failing.json");
+    const MatrixRunSummary s = run_matrix(registry, spec_from(R"({"name": "failing", "steps": 1, "warmup_steps": 0,
+        "repetitions": 2, "groups": [{"variants": ["test.throws_on_create", "serial.reference", "test.fails_when_timed",
+        "test.drifting", "test.unavailable"], "n": [40, 70], "d": [4]}]})"), o);
+    EXPECT_EQ(s.planned, 8u);
+    EXPECT_EQ(s.finished, 2u);
+    EXPECT_EQ(s.failed, 6u);
+    const json doc = read_json(o.out_path);
+    EXPECT_TRUE(check_results(doc).empty()) << check_results(doc).front();
+    std::map<std::string, std::vector<json>> by_variant;
+    for (const auto& b : doc["benchmarks"]) by_variant[b["variant"]].push_back(b);
+    ASSERT_EQ(by_variant["test.throws_on_create"].size(), 2u);  // one error entry per configuration
+    for (const auto& e : by_variant["test.throws_on_create"]) {
+        EXPECT_TRUE(e["error_occurred"].get<bool>());
+        EXPECT_EQ(e["error"], "deliberate failure on create");
+        EXPECT_FALSE(e.contains("real_time"));
+    }
+    ASSERT_EQ(by_variant["test.fails_when_timed"].size(), 2u);
+    EXPECT_EQ(by_variant["test.fails_when_timed"][0]["error"], "deliberate failure in the timed steps");
+    EXPECT_TRUE(by_variant["test.fails_when_timed"][0]["max_pos_err"].is_number());  // verified before it failed
+    ASSERT_EQ(by_variant["test.drifting"].size(), 12u);  // timed, not verified
+    for (const auto& e : by_variant["test.drifting"]) {
+        EXPECT_FALSE(e["verified"].get<bool>());
+        EXPECT_NE(e["error"].get<std::string>().find("max_pos_err"), std::string::npos);
+    }
+    ASSERT_EQ(by_variant["serial.reference"].size(), 12u);
+    for (const auto& e : by_variant["serial.reference"]) EXPECT_TRUE(e["verified"].get<bool>());
+    EXPECT_EQ(by_variant.count("test.unavailable"), 0u);
+    EXPECT_NE(log_.str().find("skipped test.unavailable: no such device in tests"), std::string::npos);
+}
+
+TEST_F(MatrixRun, ResumeRunsOnlyWhatIsMissingAndKeepsWhatIsThere) {
+    const Registry registry = test_registry();
+    const auto o = options("resume.json");
+    run_matrix(registry, spec_from(R"({"name": "r", "steps": 1, "repetitions": 2,
+        "groups": [{"variants": ["serial.reference"], "n": [50], "d": [4]}]})"), o);
+    const json before = read_json(o.out_path);
+
+    const MatrixSpec bigger = spec_from(R"({"name": "r", "steps": 1, "repetitions": 2,
+        "groups": [{"variants": ["serial.reference"], "n": [50, 80], "d": [4]}]})");
+    EXPECT_THROW(run_matrix(registry, bigger, o), UsageError);  // exists: neither --resume nor --overwrite
+    auto resume = o;
+    resume.resume = true;
+    const MatrixRunSummary s = run_matrix(registry, bigger, resume);
+    EXPECT_EQ(s.already_done, 1u);
+    EXPECT_EQ(s.finished, 1u);
+    const json after = read_json(o.out_path);
+    EXPECT_TRUE(check_results(after).empty());
+    ASSERT_EQ(after["benchmarks"].size(), 12u);
+    for (std::size_t i = 0; i < before["benchmarks"].size(); ++i) EXPECT_EQ(after["benchmarks"][i], before["benchmarks"][i]);
+    EXPECT_EQ(after["context"]["resumed"].size(), 1u);
+
+    const MatrixRunSummary again = run_matrix(registry, bigger, resume);  // nothing left
+    EXPECT_EQ(again.already_done, 2u);
+    EXPECT_EQ(again.finished + again.failed, 0u);
+
+    MatrixSpec other_seed = bigger;
+    other_seed.seed = 7;
+    EXPECT_THROW(run_matrix(registry, other_seed, resume), UsageError);
+}
+
+TEST_F(MatrixRun, RetryFailedRunsRecordedErrorsAgain) {
+    const auto o = options("retry.json");
+    const char* matrix = R"({"name": "retry", "steps": 1, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference", "test.sleepy"], "n": [30], "d": [4]}]})";
+    Registry failing;
+    register_cpu_ref_variants(failing);
+    failing.add({.id = "test.sleepy", .backend = "test", .execution_space = "host",
+                 .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> {
+                     throw std::runtime_error("out of device memory (pretend)");
+                 }});
+    EXPECT_EQ(run_matrix(failing, spec_from(matrix), o).failed, 1u);
+    auto resume = o;
+    resume.resume = true;
+    resume.retry_failed = true;
+    const MatrixRunSummary s = run_matrix(test_registry(false), spec_from(matrix), resume);
+    EXPECT_EQ(s.already_done, 1u);
+    EXPECT_EQ(s.finished, 1u);
+    const json doc = read_json(o.out_path);
+    for (const auto& b : doc["benchmarks"]) EXPECT_FALSE(b.contains("error")) << b.dump();
+}
+
+const char* kKillMatrix = R"({"name": "kill", "steps": 1, "warmup_steps": 0, "repetitions": 2,
+    "groups": [{"variants": ["serial.reference"], "n": [32, 48], "d": [4]},
+               {"variants": ["test.sleepy"], "n": [32], "d": [4]}]})";
+
+// Run by the test below in a fresh process (fork + exec of this binary): the matrix whose third
+// configuration sleeps until the parent kills it.
+TEST(MatrixHelper, DISABLED_RunKillMatrix) {
+    const char* out = std::getenv("NBODY_TEST_KILL_OUT");
+    ASSERT_NE(out, nullptr);
+    MatrixRunOptions o;
+    o.out_path = out;
+    std::ostringstream log;
+    o.log = &log;
+    run_matrix(test_registry(), spec_from(kKillMatrix), o);
+}
+
+TEST_F(MatrixRun, SigkillLosesNoFinishedConfigurationAndResumeCompletes) {
+    const fs::path out = dir_ / "killed.json";
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::setenv("NBODY_TEST_KILL_OUT", out.c_str(), 1);
+        ::execl("/proc/self/exe", "test_matrix", "--gtest_filter=MatrixHelper.DISABLED_RunKillMatrix",
+                "--gtest_also_run_disabled_tests", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    // Wait until both serial configurations are on disk (the sleepy one then sleeps 20 s).
+    json seen;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!fs::exists(out)) continue;
+        seen = read_json(out);  // never half-written: the writer renames a finished temporary file
+        if (run_names(seen).size() == 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(::kill(child, SIGKILL), 0);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the helper finished before it was killed";
+
+    const json killed = read_json(out);
+    EXPECT_TRUE(check_results(killed).empty());
+    EXPECT_EQ(run_names(killed), (std::set<std::string>{"serial.reference/n:32/d:4/steps:1", "serial.reference/n:48/d:4/steps:1"}));
+    EXPECT_EQ(killed["benchmarks"].size(), 12u);
+
+    MatrixRunOptions o;
+    o.out_path = out.string();
+    o.resume = true;
+    o.log = &log_;
+    const MatrixRunSummary s = run_matrix(test_registry(false), spec_from(kKillMatrix), o);
+    EXPECT_EQ(s.already_done, 2u);
+    EXPECT_EQ(s.finished, 1u);
+    const json done = read_json(out);
+    EXPECT_TRUE(check_results(done).empty());
+    EXPECT_EQ(run_names(done).size(), 3u);
+    for (std::size_t i = 0; i < killed["benchmarks"].size(); ++i) EXPECT_EQ(done["benchmarks"][i], killed["benchmarks"][i]);
+}
+
+TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
+    Registry r = test_registry();
+    r.add({.id = "test.tunable",
+           .backend = "test",
+           .execution_space = "host",
+           .tunings = {{.name = "block", .default_value = "64", .allowed_values = {"32", "64", "128"}},
+                       {.name = "threads", .default_value = "1", .min_value = 1, .max_value = 2}},
+           .max_n = 100,
+           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { return nullptr; }});
+    const MatrixSpec spec = spec_from(R"({"name": "x", "max_n": {"serial.*": 60},
+        "groups": [{"variants": ["test.tunable", "serial.reference", "cuda.*", "test.unavailable"],
+                    "n": [50, 200], "d": [4, 8], "tunings": {"block": ["32", 128], "threads": [1, 2, 3]}}]})");
+    const MatrixExpansion e = expand_matrix(spec, r);
+    // tunable: 2 blocks x 2 valid thread counts x N=50 only (cap 100) x 2 D; serial: N=50 (cap 60) x 2 D.
+    ASSERT_EQ(e.configurations.size(), 10u);
+    EXPECT_EQ(e.configurations[0].name, "test.tunable/n:50/d:4/steps:10/block:32/threads:1");
+    EXPECT_EQ(e.configurations[0].tuning.at("block"), "32");
+    EXPECT_EQ(e.configurations.back().name, "serial.reference/n:50/d:8/steps:10");
+    const auto has_note = [&](const std::string& part) {
+        return std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+    };
+    EXPECT_TRUE(has_note("\"cuda.*\" matches no variant"));
+    EXPECT_TRUE(has_note("skipped test.unavailable"));
+    EXPECT_TRUE(has_note("threads=3"));
+    EXPECT_TRUE(has_note("test.tunable not run at N=200 (cap 100)"));
+    EXPECT_TRUE(has_note("serial.reference not run at N=200 (cap 60)"));
+}
+
+TEST(MatrixSpecTest, MistakesAreUsageErrorsNamingTheKey) {
+    const Registry r = test_registry();
+    const auto message = [&](const std::string& text) -> std::string {
+        try {
+            expand_matrix(spec_from(text), r);
+        } catch (const UsageError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_NE(message(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [8], "d": [2], "stepz": 3}]})")
+                  .find("unknown key \"stepz\""), std::string::npos);
+    EXPECT_NE(message(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [0], "d": [2]}]})").find("groups[0].n[0]"),
+              std::string::npos);
+    EXPECT_NE(message(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [8], "d": [2], "tunings": {"blok": [1]}}]})")
+                  .find("no variant matched by this group has a tuning \"blok\""), std::string::npos);
+    EXPECT_NE(message(R"({"name": "x", "groups": []})").find("groups"), std::string::npos);
+    EXPECT_NE(message(R"({"groups": [{"variants": ["serial.*"], "n": [8], "d": [2]}]})").find("name"), std::string::npos);
+}
+
+// Every matrix in the repository parses and expands against this build.
+TEST(MatrixSpecTest, RepositoryMatricesAreValid) {
+    const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "matrices";
+    ASSERT_TRUE(fs::is_directory(dir)) << dir;
+    std::size_t count = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() != ".json") continue;
+        ++count;
+        SCOPED_TRACE(entry.path().string());
+        const MatrixSpec spec = load_matrix(entry.path().string());
+        EXPECT_NO_THROW(expand_matrix(spec, builtin_registry()));
+    }
+    EXPECT_GE(count, 6u);
+}
+
+}  // namespace
+}  // namespace nbody

@@ -1,0 +1,162 @@
+// Verification against the float64 reference, and the host facts behind the CPU efficiency limit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "host_info.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/model_registration.hpp"
+#include "nbody/reference.hpp"
+#include "verification.hpp"
+
+namespace nbody {
+namespace {
+
+struct SerialRun {
+    Bodies state;
+    std::vector<float> map;
+};
+
+SerialRun run_serial(const Bodies& initial, int d, int steps) {
+    Registry registry;
+    register_cpu_ref_variants(registry);
+    const auto* v = registry.find("serial.reference");
+    auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}}, {});
+    sim->upload(initial);
+    sim->advance(steps);
+    SerialRun out;
+    sim->download(out.state, out.map);
+    return out;
+}
+
+TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
+    const Bodies initial = generate_bodies(300, 7);
+    Registry registry;
+    register_cpu_ref_variants(registry);
+    auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}}, {});
+    const ReferenceSolution reference(initial, {}, {10, 1, 3}, VerificationSettings{});
+    ASSERT_EQ(reference.kind(), CheckKind::full);
+    const auto results = verify_simulation(*sim, initial, reference, 16, Thresholds{});
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results[0].steps, 1);
+    EXPECT_EQ(results[2].steps, 10);
+    for (const auto& r : results) {
+        EXPECT_TRUE(r.passed) << r.failure;
+        EXPECT_LT(r.errors.max_pos_err, 1e-6);
+        EXPECT_GT(r.errors.max_vel_err, 0.0);  // float32 against float64: not bit-equal
+        EXPECT_LE(r.errors.rms_pos_err, r.errors.max_pos_err);
+    }
+}
+
+TEST(Verification, PerturbedPositionFailsNamingTheError) {
+    const Bodies initial = generate_bodies(200, 3);
+    const ReferenceSolution reference(initial, {}, {2}, VerificationSettings{});
+    SerialRun run = run_serial(initial, 8, 2);
+    run.state.x[17] += 3e-4f;
+    const CheckResult r = reference.check(2, run.state, run.map, 8, Thresholds{});
+    EXPECT_FALSE(r.passed);
+    EXPECT_NEAR(r.errors.max_pos_err, 3e-4, 1e-5);
+    EXPECT_NE(r.failure.find("max_pos_err"), std::string::npos);
+    EXPECT_EQ(r.failure.find("map_diff"), std::string::npos);
+}
+
+TEST(Verification, MapDifferenceCountsBodiesInAnotherCell) {
+    const std::size_t n = 100;
+    const int d = 10;
+    const Bodies initial = generate_bodies(n, 11);
+    const ReferenceSolution reference(initial, {}, {1}, VerificationSettings{});
+    SerialRun run = run_serial(initial, d, 1);
+    // Move one body's count to a different cell: L1 = 2, divided by 2N.
+    const float unit = activity_scale(n, d);
+    std::size_t from = 0;
+    while (run.map[from] == 0.0f) ++from;
+    run.map[from] -= unit;
+    run.map[(from + 1) % run.map.size()] += unit;
+    const CheckResult r = reference.check(1, run.state, run.map, d, Thresholds{});
+    EXPECT_DOUBLE_EQ(r.errors.map_diff, 1.0 / n);
+    EXPECT_FALSE(r.passed);  // 0.01 > the default 1e-3
+    EXPECT_NE(r.failure.find("map_diff"), std::string::npos);
+    Thresholds loose;
+    loose.max_map_diff = 0.02;
+    EXPECT_TRUE(reference.check(1, run.state, run.map, d, loose).passed);
+}
+
+TEST(Verification, NaNFailsEveryThreshold) {
+    const Bodies initial = generate_bodies(50, 5);
+    const ReferenceSolution reference(initial, {}, {1}, VerificationSettings{});
+    SerialRun run = run_serial(initial, 4, 1);
+    run.state.vx[3] = std::numeric_limits<float>::quiet_NaN();
+    const CheckResult r = reference.check(1, run.state, run.map, 4, Thresholds{});
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(std::isnan(r.errors.max_vel_err));
+    EXPECT_NE(r.failure.find("max_vel_err"), std::string::npos);
+}
+
+TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
+    const Bodies initial = generate_bodies(500, 9);
+    VerificationSettings settings;
+    settings.full_reference_max_n = 100;
+    settings.sample_bodies = 40;
+    const ReferenceSolution reference(initial, {}, {1, 10}, settings);
+    EXPECT_EQ(reference.kind(), CheckKind::sampled);
+    EXPECT_EQ(reference.steps(), std::vector<int>{1});
+    SerialRun run = run_serial(initial, 12, 1);
+    const CheckResult good = reference.check(1, run.state, run.map, 12, Thresholds{});
+    EXPECT_TRUE(good.passed) << good.failure;
+    EXPECT_GT(good.errors.max_vel_err, 0.0);
+
+    // The sampled velocities agree with the full float64 reference's.
+    BodiesT<double> full = BodiesT<double>::converted_from(initial);
+    reference_fp64_advance(full, {}, 1);
+    double worst = 0;
+    for (std::size_t i = 0; i < initial.size(); ++i) worst = std::max(worst, std::abs(run.state.vx[i] - full.vx[i]));
+    EXPECT_LE(good.errors.max_vel_err, worst);
+
+    // A wrong velocity on every body is caught whichever bodies are sampled.
+    for (auto& v : run.state.vy) v += 1e-3f;
+    EXPECT_FALSE(reference.check(1, run.state, run.map, 12, Thresholds{}).passed);
+}
+
+TEST(HostInfo, SimdLanesComeFromTheWidestFlag) {
+    std::string source;
+    EXPECT_EQ(simd_fp32_lanes_from_flags("fpu sse sse2 avx avx2 fma avx512f", source), 16);
+    EXPECT_NE(source.find("avx512f"), std::string::npos);
+    EXPECT_EQ(simd_fp32_lanes_from_flags("fpu sse sse2 avx avx2 fma", source), 8);
+    EXPECT_EQ(simd_fp32_lanes_from_flags("fpu sse sse2", source), 4);
+    EXPECT_EQ(simd_fp32_lanes_from_flags("fp asimd evtstrm", source), 4);
+    EXPECT_EQ(simd_fp32_lanes_from_flags("fpu", source), 1);
+    EXPECT_EQ(simd_fp32_lanes_from_flags("avx512fp16x", source), 1);  // whole words only
+}
+
+TEST(HostInfo, CpuLimitIsCoresClockLanesPipesOverNine) {
+    const CpuLimitInputs in{.cores = 4, .clock_hz = 3e9, .simd_fp32_lanes = 8, .fma_pipes = 2};
+    EXPECT_DOUBLE_EQ(cpu_fp32_interaction_limit(in), 4 * 3e9 * 8 * 2 / 9.0);
+    const CpuInfo& host = host_cpu_info();
+    EXPECT_GE(host.physical_cores, 1);
+    EXPECT_LE(host.physical_cores, host.logical_cpus);
+    EXPECT_EQ(host_cpu_limit_inputs(1000).cores, host.physical_cores);
+    EXPECT_FALSE(host.clock_source.empty());
+    EXPECT_FALSE(host.fma_pipes_source.empty());
+}
+
+TEST(HostInfo, GpuLimitIsSmsClockLanesOverNine) {
+    GpuInfo gpu;
+    gpu.sm_count = 132;
+    gpu.sm_clock_hz = 1.98e9;
+    gpu.fp32_lanes_per_sm = 128;
+    EXPECT_DOUBLE_EQ(gpu_fp32_interaction_limit(gpu), 132 * 1.98e9 * 128 / 9.0);
+}
+
+TEST(HostInfo, CoresUsedFollowTheThreadsTuning) {
+    VariantDescriptor serial{.id = "serial.x", .backend = "serial", .execution_space = "host"};
+    EXPECT_EQ(cpu_cores_used(serial, {}), 1);
+    VariantDescriptor omp{.id = "omp.x", .backend = "omp", .execution_space = "openmp"};
+    EXPECT_EQ(cpu_cores_used(omp, {{"threads", "1"}}), 1);
+    EXPECT_EQ(cpu_cores_used(omp, {{"threads", "4096"}}), host_cpu_info().physical_cores);
+    VariantDescriptor kokkos_serial{.id = "kokkos.x@serial", .backend = "kokkos", .execution_space = "serial"};
+    EXPECT_EQ(cpu_cores_used(kokkos_serial, {}), 1);
+}
+
+}  // namespace
+}  // namespace nbody
