@@ -115,19 +115,21 @@ class LadderTable:
 
 
 def sweep_groups(problems) -> list[SweepGroup]:
-    """N sweeps (a D with two or more N) and D sweeps (an N with two or more D); a lone problem otherwise."""
+    """Report 000's two tables: the N sweep (the D with the most N values) and the D sweep (the N with
+    the most D values), each where two or more values exist; a lone problem when there is no sweep."""
     problems = sorted(set(problems))
     groups = []
-    for d in sorted({d for _, d in problems}):
-        members = [(n, dd) for n, dd in problems if dd == d]
-        if len(members) >= 2:
-            groups.append(SweepGroup(f"N sweep, D = {d}", members))
-    for n in sorted({n for n, _ in problems}):
-        members = [(nn, d) for nn, d in problems if nn == n]
-        if len(members) >= 2:
-            groups.append(SweepGroup(f"D sweep, N = {n}", members))
-    covered = {p for g in groups for p in g.problems}
-    groups += [SweepGroup(f"N = {n}, D = {d}", [(n, d)]) for n, d in problems if (n, d) not in covered]
+    for axis, other in ((0, 1), (1, 0)):
+        along: dict[int, list] = {}
+        for p in problems:
+            along.setdefault(p[other], []).append(p)
+        fixed = min(along, key=lambda v: (-len(along[v]), v))
+        if len(along[fixed]) >= 2:
+            label = f"N sweep, D = {fixed}" if axis == 0 else f"D sweep, N = {fixed}"
+            groups.append(SweepGroup(label, along[fixed]))
+    if not groups:
+        n, d = max(problems)
+        groups.append(SweepGroup(f"N = {n}, D = {d}", [(n, d)]))
     return groups
 
 

@@ -238,6 +238,37 @@ class ReportOnFixture(unittest.TestCase):
         self.assertGreater(number(rows["cuda.tiled"]["harmonic mean where it ran"]), 0.0)
 
 
+class Analysis(unittest.TestCase):
+    """The arithmetic on hand-made numbers."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, str(PLOT_DIR))
+        from nbodyplot import analysis
+        cls.analysis = analysis
+
+    def test_pennycook_is_the_harmonic_mean_and_zero_where_a_platform_is_missing(self):
+        pp = self.analysis.harmonic_mean_or_zero
+        self.assertAlmostEqual(pp([0.5, 1.0], 2), 2 / (2 + 1))
+        self.assertAlmostEqual(pp([0.25, 0.25, 1.0], 3), 3 / 9)
+        self.assertEqual(pp([0.5], 2), 0.0)
+        self.assertEqual(pp([0.5, None], 2), 0.0)
+
+    def test_ladder_sweeps_are_the_longest_n_and_d_sweeps(self):
+        problems = [(n, 10) for n in (1024, 2048, 4096)] + [(1024, d) for d in (1000, 5000)] + \
+                   [(65536, 100), (1024, 100)]
+        groups = self.analysis.sweep_groups(problems)
+        self.assertEqual([g.label for g in groups], ["N sweep, D = 10", "D sweep, N = 1024"])
+        self.assertEqual(groups[0].problems, [(1024, 10), (2048, 10), (4096, 10)])
+        self.assertEqual(groups[1].problems, [(1024, 10), (1024, 100), (1024, 1000), (1024, 5000)])
+        self.assertEqual([g.label for g in self.analysis.sweep_groups([(4096, 10)])], ["N = 4096, D = 10"])
+
+    def test_ladder_ratio_uses_only_problems_both_steps_ran(self):
+        ratio = self.analysis._ratio({(1, 1): 4.0, (2, 1): 9.0, (3, 1): 100.0}, {(1, 1): 1.0, (2, 1): 1.0},
+                                     [(1, 1), (2, 1), (3, 1)])
+        self.assertAlmostEqual(ratio, 6.0)  # geometric mean of 4 and 9
+
+
 class SmallInput(unittest.TestCase):
     def test_one_configuration_gives_a_report_that_says_what_is_missing(self):
         document = json.loads(Path(FIXTURES[0]).read_text())
