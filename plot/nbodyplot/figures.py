@@ -176,21 +176,36 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
     series = analysis.thread_scaling(configs)
     if not series:
         return None
-    by_device: dict[str, list] = {}
+    # Readable: per variant (and other tuning) its smallest D and at most its 3 largest N; the report's
+    # table has every series.
+    shown: dict[tuple, list] = {}
     for s in series:
-        by_device.setdefault(s.device, []).append(s)
-    fig, axes = plt.subplots(len(by_device), 2, figsize=(12, 4.2 * len(by_device)), squeeze=False)
+        shown.setdefault((s.device, s.variant, s.other_tuning), []).append(s)
+    by_device: dict[str, list] = {}
+    for (device, _, _), group in shown.items():
+        d_min = min(s.d for s in group)
+        by_device.setdefault(device, []).extend(
+            sorted((s for s in group if s.d == d_min), key=lambda s: -s.n)[:3])
+    colours = plt.get_cmap("tab10").colors
+    heights = [max(4.2, 0.19 * len(v) + 1.5) for v in by_device.values()]
+    fig, axes = plt.subplots(len(by_device), 2, squeeze=False, figsize=(12, sum(heights)),
+                             gridspec_kw={"height_ratios": heights})
     for (ax_speedup, ax_eff), (device, device_series) in zip(axes, by_device.items()):
-        styles = style_cycle()
         all_threads = sorted({p[0] for s in device_series for p in s.points})
+        variants = sorted({(s.variant, s.other_tuning) for s in device_series})
         for s in device_series:
-            colour, marker = next(styles)
+            # colour: the variant; marker and line style: its N, largest first
+            colour = colours[variants.index((s.variant, s.other_tuning)) % 10]
+            sizes = sorted({x.n for x in device_series if (x.variant, x.other_tuning) == (s.variant, s.other_tuning)},
+                           reverse=True)
+            rank = sizes.index(s.n)
+            style = {"marker": MARKERS[rank], "linestyle": ("-", "--", ":")[rank], "color": colour, "label": s.label}
             threads = [p[0] for p in s.points]
-            ax_speedup.plot(threads, [p[2] for p in s.points], marker=marker, color=colour, label=s.label)
-            ax_eff.plot(threads, [p[3] for p in s.points], marker=marker, color=colour, label=s.label)
+            ax_speedup.plot(threads, [p[2] for p in s.points], **style)
+            ax_eff.plot(threads, [p[3] for p in s.points], **style)
         base = min(all_threads)
-        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linestyle="--", label="ideal")
-        ax_eff.axhline(1.0, color="black", linestyle="--", label="ideal")
+        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linewidth=0.8, label="ideal")
+        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal")
         for ax in (ax_speedup, ax_eff):
             ax.set_xlabel("threads")
             if spans_decades(all_threads, 0.9):
@@ -203,7 +218,7 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
         ax_speedup.set_title(f"{device}: speedup", fontsize=10)
         ax_eff.set_title(f"{device}: speedup ÷ thread ratio", fontsize=10)
         legend_outside(ax_eff)
-    fig.suptitle("Thread scaling (tuning `threads`)")
+    fig.suptitle("Thread scaling (tuning `threads`; per variant its 3 largest N at its smallest D)")
     fig.tight_layout()
     return save(fig, out_dir, "thread_scaling")
 
