@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from pathlib import Path
 
@@ -53,6 +54,17 @@ def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
     return fig, [row[0] for row in axes]
 
 
+def _spaced(values: list, log: bool) -> list:
+    """The values, less those too close to the previous one to label (1/14 of the axis)."""
+    position = (lambda v: math.log10(v)) if log else (lambda v: v)
+    gap = (position(values[-1]) - position(values[0])) / 14
+    kept = [values[0]]
+    for v in values[1:]:
+        if position(v) - position(kept[-1]) >= gap:
+            kept.append(v)
+    return kept
+
+
 def _log_axis(ax, axis: str, values, always: bool = False):
     """Log scale where the values span a decade (or always); a size axis gets its measured values as ticks."""
     if always or spans_decades(values):
@@ -60,7 +72,8 @@ def _log_axis(ax, axis: str, values, always: bool = False):
     if axis == "x":
         sizes = sorted(set(values))
         if len(sizes) <= 8:
-            ax.set_xticks(sizes, [str(v) for v in sizes], fontsize=8)
+            ticks = _spaced(sizes, log=ax.get_xscale() == "log")
+            ax.set_xticks(ticks, [str(v) for v in ticks], fontsize=8)
             ax.xaxis.set_minor_locator(NullLocator())
         else:
             ax.xaxis.set_major_formatter(ScalarFormatter())
