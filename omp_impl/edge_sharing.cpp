@@ -5,9 +5,6 @@
 // a fixed thread order: no locks, and bit-identical results for a fixed thread count.
 #include <omp.h>
 
-#include <memory>
-
-#include "nbody/model_registration.hpp"
 #include "omp_simulation.hpp"
 
 namespace nbody {
@@ -84,18 +81,9 @@ private:
 }  // namespace
 
 void register_omp_edge_sharing(Registry& registry) {
-    registry.add({.id = "omp.edge_sharing",
-                  .backend = "omp",
-                  .execution_space = "openmp",
-                  .description = "each pair once, applied to both bodies; heavy and light rows paired; "
-                                 "per-thread buffers merged without locks (seed 004)",
-                  .tunings = omp::common_tunings(),
-                  .max_n = 0,
-                  .runs_on_gpu = false,
-                  .availability = {},
-                  .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                      return std::make_unique<OmpEdgeSharing>(p, t);
-                  }});
+    omp::add_omp_variant<OmpEdgeSharing>(registry, "omp.edge_sharing",
+                                         "each pair once, applied to both bodies; heavy and light rows paired; "
+                                         "per-thread buffers merged without locks (seed 004)");
 }
 
 }  // namespace nbody

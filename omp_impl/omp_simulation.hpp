@@ -3,8 +3,11 @@
 // host state, integrates and builds the activity map each step. A variant supplies only its pull
 // computation (one file per variant).
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
 
 namespace nbody::omp {
@@ -50,5 +53,23 @@ private:
     std::vector<std::int32_t> counts_;  // atomic: cells; private: threads x padded cells
     std::size_t count_stride_ = 0;      // private: cells rounded up to a cache line
 };
+
+// Registers `Variant` (an OmpSimulation constructed from (Problem, TuningValues)) as a CPU variant
+// of the omp backend on the openmp execution space.
+template <class Variant>
+void add_omp_variant(Registry& registry, std::string id, std::string description,
+                     std::vector<TuningParameter> tunings = common_tunings()) {
+    registry.add({.id = std::move(id),
+                  .backend = "omp",
+                  .execution_space = "openmp",
+                  .description = std::move(description),
+                  .tunings = std::move(tunings),
+                  .max_n = 0,
+                  .runs_on_gpu = false,
+                  .availability = {},
+                  .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                      return std::make_unique<Variant>(p, t);
+                  }});
+}
 
 }  // namespace nbody::omp

@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "nbody/model_registration.hpp"
 #include "omp_simulation.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -286,18 +285,10 @@ std::vector<TuningParameter> simd_tunings() {
 }  // namespace
 
 void register_omp_simd(Registry& registry) {
-    registry.add({.id = "omp.simd",
-                  .backend = "omp",
-                  .execution_space = "openmp",
-                  .description = "structure of arrays, vectorised j loop (AVX-512/AVX2/SSE2 chosen at run time), "
-                                 "j cache blocks, rows register-blocked, estimated 1/sqrt + Newton step",
-                  .tunings = simd_tunings(),
-                  .max_n = 0,
-                  .runs_on_gpu = false,
-                  .availability = {},
-                  .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                      return std::make_unique<OmpSimd>(p, t);
-                  }});
+    omp::add_omp_variant<OmpSimd>(registry, "omp.simd",
+                                  "structure of arrays, vectorised j loop (AVX-512/AVX2/SSE2 at run time), j cache "
+                                  "blocks, register-blocked rows, estimated 1/sqrt + Newton step",
+                                  simd_tunings());
 }
 
 }  // namespace nbody

@@ -1,8 +1,5 @@
 // omp.static: one body per iteration of a schedule(static) loop (seed report 002's OpenMP
 // approach), each pull summed over all j with the reference arithmetic from the step's snapshot.
-#include <memory>
-
-#include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
 #include "omp_simulation.hpp"
 
@@ -26,17 +23,8 @@ private:
 }  // namespace
 
 void register_omp_static(Registry& registry) {
-    registry.add({.id = "omp.static",
-                  .backend = "omp",
-                  .execution_space = "openmp",
-                  .description = "one body per iteration of a static-schedule loop over the N^2 sum (seed 002)",
-                  .tunings = omp::common_tunings(),
-                  .max_n = 0,
-                  .runs_on_gpu = false,
-                  .availability = {},
-                  .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                      return std::make_unique<OmpStatic>(p, t);
-                  }});
+    omp::add_omp_variant<OmpStatic>(registry, "omp.static",
+                                    "one body per iteration of a static-schedule loop over the N^2 sum (seed 002)");
 }
 
 }  // namespace nbody
