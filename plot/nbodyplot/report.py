@@ -150,7 +150,8 @@ def error_cell(c: Config, name: str) -> str:
 
 def verification_section(configs) -> list[str]:
     rows = []
-    for c in sorted(configs, key=sort_key):
+    # Failures first, so that a long table cannot hide them.
+    for c in sorted(configs, key=lambda c: (c.verified is not False and c.error is None, sort_key(c))):
         if c.verified is None and c.error is None and not any(n in c.values for n in ERROR_FIELDS):
             continue
         verdict = "PASS" if c.verified else ("FAIL" if c.verified is False or c.error else "—")
@@ -159,7 +160,10 @@ def verification_section(configs) -> list[str]:
                               if c.verify_steps is not None else ""))
         rows.append([c.device, c.variant, c.tuning_text, c.n, c.d, check]
                     + [error_cell(c, n) for n in ERROR_FIELDS] + [verdict, c.error or ""])
+    failed = sum(r[-2] == "FAIL" for r in rows)
+    passed = sum(r[-2] == "PASS" for r in rows)
     return ["## Verification", "",
+            f"**{passed} of {len(rows)} configurations PASS, {failed} FAIL.**", "",
             "Errors against the float64 reference (SPEC §5), each against its threshold "
             "(`context.matrix.verification`) where the results record one; PASS/FAIL is the harness's "
             "`verified`. Check: `full` = the whole state against the reference after that many steps, "

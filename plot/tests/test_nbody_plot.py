@@ -161,6 +161,9 @@ class ReportOnFixture(unittest.TestCase):
                 self.assertIn((limit_key, float(limit)), {(k, float(f"{v:.4g}")) for k, v in limits})
                 self.assertEqual(relation, "≤" if e[field] <= float(limit) else ">")
         self.assertIn("FAIL", {r["verdict"] for r in rows}, "the fixture's unverified configuration")
+        failed = sum(r["verdict"] == "FAIL" for r in rows)
+        self.assertEqual({r["verdict"] for r in rows[:failed]}, {"FAIL"}, "failures come first")
+        self.assertIn(f"**{len(rows) - failed} of {len(rows)} configurations PASS, {failed} FAIL.**", self.report)
 
     def fastest_times(self, device, variant, tuning=None):
         """(n, d) -> fastest time per step of the variant on the device (over tunings unless given)."""
@@ -284,7 +287,16 @@ class SmallInput(unittest.TestCase):
         self.assertIn("No N sweep", report)
         self.assertIn("No thread sweep", report)
         row = parse_table(report, "## All measurements")[0]
+        self.assertIn(f"Problem: N = {first['n']}, D = {first['d']};", report)
         self.assertTrue(math.isclose(number(row["time per step (s)"]), first["time_per_step_s"], rel_tol=REL))
+
+
+    def test_portability_problem_can_be_chosen(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_tool(FIXTURES[0], "--pp-problem", "512,10", "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+        self.assertIn("Problem: N = 512, D = 10;", report)
 
 
 class BadInput(unittest.TestCase):
@@ -326,6 +338,11 @@ class BadInput(unittest.TestCase):
 
     def test_one_bad_file_among_good_ones(self):
         self.assertIn("no such file", self.assertExit2OneLine(FIXTURES[0], "/nonexistent.json"))
+
+    def test_bad_portability_problem(self):
+        self.assertIn("--pp-problem", self.assertExit2OneLine(FIXTURES[0], "--pp-problem", "1024"))
+        self.assertIn("no successful measurement",
+                      self.assertExit2OneLine(FIXTURES[0], "--pp-problem", "999,10"))
 
     def test_no_arguments(self):
         result = run_tool()
