@@ -4,8 +4,10 @@
 // How each CPU input is read (and recorded beside its value, in `*_source`):
 //  - cores: distinct (package, core) pairs of /sys/devices/system/cpu/cpuN/topology among the CPUs
 //    this process may run on (sched_getaffinity); SMT siblings share one core's FP32 pipes.
-//  - clock: cpufreq's cpuinfo_max_freq when the kernel exposes it, else the highest "cpu MHz" of
-//    /proc/cpuinfo (virtual machines often have no cpufreq; that value is then the nominal clock).
+//  - clock: the larger of the reported clock (cpufreq's cpuinfo_max_freq, else the highest "cpu MHz"
+//    of /proc/cpuinfo, which on virtual machines is often the nominal clock) and the clock measured
+//    with a chain of dependent integer adds (one per cycle; best of 10 runs of 2e7 adds timed
+//    with the thread's CPU time, x86-64).
 //  - SIMD FP32 lanes: the widest vector extension in /proc/cpuinfo's flags (avx512f 16, avx 8,
 //    sse 4; aarch64 asimd 4).
 //  - FMA pipes: not visible to software; 2 when the fma flag is present (every x86 core with FMA

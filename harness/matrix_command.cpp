@@ -20,10 +20,25 @@ struct MatrixOptions {
     std::string matrix_path;
     MatrixRunOptions run;
     std::string progress = "auto";
+    bool dry_run = false;
 };
+
+// What a run would do: the configurations in order and what is skipped, without running anything.
+int print_plan(const MatrixSpec& spec) {
+    const MatrixExpansion plan = expand_matrix(spec, builtin_registry());
+    for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
+    for (std::size_t k = 0; k < plan.configurations.size(); ++k) {
+        const Configuration& c = plan.configurations[k];
+        fmt::print("[{}/{}] {} (warm-up {}, repetitions {})\n", k + 1, plan.configurations.size(), c.name, c.warmup_steps,
+                   c.repetitions);
+    }
+    fmt::print("matrix {}: {} configurations\n", spec.name, plan.configurations.size());
+    return 0;
+}
 
 int run_matrix_command(MatrixOptions& o) {
     const MatrixSpec spec = load_matrix(o.matrix_path);
+    if (o.dry_run) return print_plan(spec);
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
     fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
@@ -55,14 +70,16 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
     auto o = std::make_shared<MatrixOptions>();
     auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
     cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
-    cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)")->required();
+    auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)");
+    cmd->add_flag("--dry-run", o->dry_run, "print the configurations the matrix expands to here, run nothing");
     cmd->add_flag("--resume", o->run.resume, "continue the results file: skip configurations it already holds");
     cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
     cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
     cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "line", "log"}));
-    cmd->callback([o, &exit_status] {
+    cmd->callback([o, out, &exit_status] {
+        if (!o->dry_run && out->count() == 0) throw UsageError("matrix: --out RESULTS.json is required");
         if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
         if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
         exit_status = run_matrix_command(*o);

@@ -37,24 +37,32 @@ std::vector<std::size_t> sample_bodies(std::size_t n, std::size_t count) {
     return chosen;
 }
 
-// Bodies per cell recovered from a normalised map (map = count * D/N).
-std::vector<std::int64_t> counts_from_map(const std::vector<float>& map, std::size_t n, int d) {
-    const double scale = activity_scale(n, d);
-    std::vector<std::int64_t> counts(map.size());
-    for (std::size_t c = 0; c < map.size(); ++c) counts[c] = std::llround(map[c] / scale);
-    return counts;
-}
-
+// L1 distance, in bodies, between the variant's map (count * D/N per cell) and the reference
+// positions' cell counts, / 2N. The reference side is kept as a sorted list of cells (O(N) memory,
+// however large D*D is).
 double map_difference(const std::vector<float>& map, const BodiesT<double>& reference_positions, std::size_t n, int d) {
     const std::size_t cells = static_cast<std::size_t>(d) * d;
     if (map.size() != cells)
         throw std::runtime_error(fmt::format("activity map has {} cells, expected {}", map.size(), cells));
-    for (float v : map)
-        if (!std::isfinite(v)) return kNaN;
-    const auto mine = counts_from_map(map, n, d);
-    const auto truth = host_cell_counts(reference_positions, d);
+    std::vector<std::int64_t> truth_cells;
+    truth_cells.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const int cell = activity_cell(reference_positions.x[i], reference_positions.y[i], d);
+        if (cell >= 0) truth_cells.push_back(cell);
+    }
+    std::sort(truth_cells.begin(), truth_cells.end());
+    const double scale = activity_scale(n, d);
     double l1 = 0;
-    for (std::size_t c = 0; c < cells; ++c) l1 += static_cast<double>(std::llabs(mine[c] - truth[c]));
+    std::size_t next = 0;
+    for (std::size_t c = 0; c < cells; ++c) {
+        if (!std::isfinite(map[c])) return kNaN;
+        std::int64_t truth = 0;
+        while (next < truth_cells.size() && truth_cells[next] == static_cast<std::int64_t>(c)) {
+            ++truth;
+            ++next;
+        }
+        l1 += static_cast<double>(std::llabs(std::llround(map[c] / scale) - truth));
+    }
     return l1 / (2.0 * static_cast<double>(n));
 }
 
