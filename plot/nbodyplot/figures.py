@@ -10,7 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import LogLocator, NullLocator, ScalarFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, ScalarFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
 
@@ -170,6 +170,7 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
         everything = [v for v in step + cumulative if v]
         if spans_decades(everything, 1.5):
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_yticks(positions, labels, fontsize=8)
         ax.grid(axis="y", visible=False)
@@ -212,7 +213,10 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
             sizes = sorted({x.n for x in device_series if (x.variant, x.other_tuning) == (s.variant, s.other_tuning)},
                            reverse=True)
             rank = sizes.index(s.n)
-            style = {"marker": MARKERS[rank], "linestyle": ("-", "--", ":")[rank], "color": colour, "label": s.label}
+            # the other tunings only where they tell this variant's series apart
+            several = len({x.other_tuning for x in device_series if x.variant == s.variant}) > 1
+            label = s.label if several else f"{s.variant} N={s.n} D={s.d}"
+            style = {"marker": MARKERS[rank], "linestyle": ("-", "--", ":")[rank], "color": colour, "label": label}
             threads = [p[0] for p in s.points]
             ax_speedup.plot(threads, [p[2] for p in s.points], **style)
             ax_eff.plot(threads, [p[3] for p in s.points], **style)
