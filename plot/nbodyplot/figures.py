@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -244,8 +245,6 @@ def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
     """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
     if not pp.rows:
         return None
-    import numpy as np
-
     columns = pp.platforms + ["PP"]
     fig, axes = plt.subplots(1, 2, figsize=(4.5 + 2.4 * len(columns), 0.42 * len(pp.rows) + 2.6),
                              layout="constrained")

@@ -7,11 +7,11 @@ here, independently of the tool's own loading code.
 import glob
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 PLOT_DIR = Path(__file__).resolve().parent.parent
@@ -110,7 +110,8 @@ class ReportOnFixture(unittest.TestCase):
             svg = self.out / f"{stem}.svg"
             self.assertTrue(png.is_file() and png.stat().st_size > 1000, f"{png} missing or tiny")
             self.assertEqual(png.read_bytes()[:8], PNG_SIGNATURE, f"{png} is not a PNG")
-            self.assertTrue(svg.is_file() and b"<svg" in svg.read_bytes()[:2000], f"{svg} is not an SVG")
+            self.assertTrue(svg.is_file(), f"{svg} missing")
+            self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), f"{svg} is not an SVG")
             self.assertIn(f"]({stem}.png)", self.report, f"{stem}.png not embedded in report.md")
         for referenced in [line.split("](")[1].rstrip(")") for line in self.report.splitlines()
                            if line.startswith("![")]:
