@@ -24,9 +24,8 @@ GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
 THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
 
-MEASURED_FIELDS = ("time_per_step_s", "interactions_per_second", "efficiency", "efficiency_limit",
-                   "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
+MEASURED_FIELDS = ("time_per_step_s", "interactions_per_second", "efficiency", "efficiency_limit") + ERROR_FIELDS
 
 
 @dataclass
@@ -133,7 +132,7 @@ def _thresholds(context: dict) -> dict:
 def read_file(path: str) -> tuple[Source, list[Config]]:
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{path}: no such file")
+        raise InputError(f"{path}: {'not a file' if p.exists() else 'no such file'}")
     try:
         document = json.loads(p.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
