@@ -25,7 +25,8 @@ THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err"
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
 
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
-MEASURED_FIELDS = ("time_per_step_s", "interactions_per_second", "efficiency", "efficiency_limit") + ERROR_FIELDS
+MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency",
+                   "efficiency_limit") + ERROR_FIELDS
 
 
 @dataclass

@@ -128,6 +128,8 @@ class ReportOnFixture(unittest.TestCase):
             self.assertClose(r["time per step (s)"], e["time_per_step_s"], f"{key} time")
             self.assertClose(r["interactions/s"], e["interactions_per_second"], f"{key} interactions/s")
             self.assertClose(r["efficiency"], e["efficiency"], f"{key} efficiency")
+            self.assertClose(r["upload (s)"], e["upload_s"], f"{key} upload")
+            self.assertClose(r["download (s)"], e["download_s"], f"{key} download")
             self.assertEqual(int(r["repetitions"]), e["repetitions"], f"{key} repetitions")
 
     def test_failed_configurations_are_listed_with_their_error(self):
