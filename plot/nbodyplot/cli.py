@@ -77,5 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"nbody_plot: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # e.g. an output folder that cannot be written
+        print(f"nbody_plot: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
     print(f"nbody_plot: wrote {path}")
     return 0
