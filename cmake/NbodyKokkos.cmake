@@ -7,6 +7,7 @@
 set(NBODY_WITH_KOKKOS OFF)
 set(NBODY_KOKKOS_TARGET "")
 set(kokkos_config_problem "")
+set(NBODY_KOKKOS_CUDA_DRIVER_SHIM OFF)
 
 if(NBODY_FETCH_KOKKOS)
   include(FetchContent)
@@ -61,15 +62,18 @@ if(NBODY_KOKKOS_TARGET)
   endif()
   set(NBODY_MODEL_STATUS_KOKKOS "on (${kokkos_origin})")
   # One CUDA runtime per binary: Kokkos' CUDA backend links the shared libcudart while cuda_impl
-  # links the static one; both use the static runtime instead, so the carried binary needs only
-  # the driver (libcuda.so) and Kokkos and the CUDA variants share one runtime state.
+  # links the static one; both use the static runtime instead, so Kokkos and the CUDA variants share
+  # one runtime state. Kokkos' direct link to the driver (libcuda.so) is replaced by
+  # kokkos_impl/cuda_driver_shim.cpp, which opens it at run time: the binary then starts on a
+  # machine without the driver and lists the CUDA variants as unavailable.
   if(TARGET Kokkos::CUDA)
     get_target_property(kokkos_cuda_imported Kokkos::CUDA IMPORTED)
   endif()
   if(kokkos_cuda_imported)
     find_package(CUDAToolkit REQUIRED)
-    set_property(TARGET Kokkos::CUDA PROPERTY INTERFACE_LINK_LIBRARIES CUDA::cuda_driver CUDA::cudart_static)
+    set_property(TARGET Kokkos::CUDA PROPERTY INTERFACE_LINK_LIBRARIES CUDA::cudart_static ${CMAKE_DL_LIBS})
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
+    set(NBODY_KOKKOS_CUDA_DRIVER_SHIM ON)
   endif()
 elseif(kokkos_config_problem)
   set(NBODY_MODEL_STATUS_KOKKOS "off: ${kokkos_config_problem}, and Debian's Kokkos layout was not found")

@@ -11,31 +11,6 @@
 namespace nbody {
 namespace kokkos {
 
-// The two pull components summed by one vector reduction.
-struct Pull {
-    float x = 0.0f, y = 0.0f;
-    KOKKOS_INLINE_FUNCTION Pull& operator+=(const Pull& other) {
-        x += other.x;
-        y += other.y;
-        return *this;
-    }
-};
-
-}  // namespace kokkos
-}  // namespace nbody
-
-// Kokkos' Sum reducer starts from this identity (the documented way to reduce a custom type).
-template <>
-struct Kokkos::reduction_identity<nbody::kokkos::Pull> {
-    KOKKOS_FORCEINLINE_FUNCTION static nbody::kokkos::Pull sum() { return {}; }
-};
-
-namespace nbody {
-namespace kokkos {
-
-// A CUDA block holds team_size x vector_length threads.
-inline constexpr int kMaxGpuTeamThreads = 1024;
-
 template <class Space>
 void hierarchical_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
                         DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size,
@@ -73,10 +48,7 @@ public:
         : KokkosSimulation<Space>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
           vector_length_(static_cast<int>(tuning_int(tuning, "vector_length"))) {
-        if (kRunsOnGpu<Space> && team_size_ * vector_length_ > kMaxGpuTeamThreads)
-            throw UsageError("tunings team_size=" + std::to_string(team_size_) + " x vector_length=" +
-                             std::to_string(vector_length_) + " exceed " + std::to_string(kMaxGpuTeamThreads) +
-                             " threads per team");
+        check_team_threads<Space>(team_size_, vector_length_);
     }
 
 private:

@@ -20,7 +20,8 @@ void register_kokkos_variants(Registry& registry) {
                                                   std::to_string(KOKKOS_VERSION % 100));
     std::string spaces;
     kokkos::for_each_space([&](auto tag) {
-        spaces += (spaces.empty() ? "" : ",") + std::string(kokkos::SpaceName<typename decltype(tag)::type>::value);
+        if (!spaces.empty()) spaces += ',';
+        spaces += kokkos::SpaceName<typename decltype(tag)::type>::value;
     });
     registry.add_build_fact("kokkos_spaces", spaces);
 }

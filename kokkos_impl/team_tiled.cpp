@@ -1,10 +1,14 @@
-// kokkos.team_tiled: the shared-memory tiling of cuda.tiled (GPU Gems 3, ch. 31) written with a
-// TeamPolicy and level-0 scratch. Each team owns a block of `tile` bodies and walks the j bodies
-// in tiles of `tile`, staged (x, y, m) in scratch by the whole team; the block's bodies are spread
-// over the team's threads (one each when team_size == tile, the GPU case; all on one thread with
-// team_size 1, the host case, where the tile is a cache block). The partial sums live in scratch
-// too, so any team size works with any tile. The last tile is padded with zero-mass bodies, whose
-// pull is exactly zero, so every thread reaches every barrier.
+// kokkos.team_tiled: the shared-memory tiling of cuda.tiled/cuda.float4 (GPU Gems 3, ch. 31) written
+// with a TeamPolicy and level-0 scratch. Each team owns a block of `tile` bodies and walks the j
+// bodies in tiles of `tile`, staged (x, y, m) in scratch by the whole team; the block's bodies are
+// spread over the team's threads (one each when team_size == tile, the GPU case; all on one thread
+// with team_size 1, the host case, where the tile is a cache block). The partial sums live in
+// scratch too, so any team size works with any tile. With vector_length > 1 (GPU) each body's sum
+// over a tile is split over the thread's vector lanes (ThreadVectorRange reduction): more threads
+// per body, for occupancy when N is too small to fill the GPU with one thread per body; with
+// bodies_per_thread 2 a thread sums two bodies against each staged load instead. The last
+// tile is padded with zero-mass bodies, whose pull is exactly zero, so every thread reaches every
+// barrier.
 #include <string>
 
 #include "kokkos_simulation.hpp"
@@ -13,55 +17,97 @@
 namespace nbody {
 namespace kokkos {
 
-template <class Space>
-using ScratchFloats = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+// One staged j body, packed to 16 bytes so the GPU reads it with one 128-bit shared load (three
+// separate float arrays cost three load instructions per interaction, which saturates the
+// shared-memory pipe before the FP32 pipes: the reason cuda.float4 beats cuda.tiled).
+struct alignas(16) TileBody {
+    float x, y, m, unused;
+};
 
-// Scratch of one team: the staged tile (x, y, m) and the block's partial sums (ax, ay).
+template <class Space, class T>
+using Scratch = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+// Scratch of one team: the staged tile and the block's partial sums.
 template <class Space>
 std::size_t team_tiled_scratch_bytes(int tile) {
-    return 5 * ScratchFloats<Space>::shmem_size(tile);
+    return Scratch<Space, TileBody>::shmem_size(tile) + Scratch<Space, Pull>::shmem_size(tile);
 }
+
+// nvcc unrolls the loop over a staged tile by this much (the tile length is a run-time tuning);
+// host compilers get no pragma.
+#if defined(__CUDA_ARCH__)
+#define NBODY_KOKKOS_UNROLL_TILE _Pragma("unroll 8")
+#else
+#define NBODY_KOKKOS_UNROLL_TILE
+#endif
 
 template <class Space>
 void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
-                      DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size, int tile) {
+                      DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size, int tile,
+                      int vector_length, int bodies_per_thread) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     const int blocks = (n + tile - 1) / tile;
     const auto policy =
-        Policy(space, blocks, team_size).set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
+        Policy(space, blocks, team_size, vector_length)
+            .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
     Kokkos::parallel_for(
         "nbody::kokkos::team_tiled", policy, KOKKOS_LAMBDA(const Member& team) {
-            const ScratchFloats<Space> tile_x(team.team_scratch(0), tile), tile_y(team.team_scratch(0), tile),
-                tile_m(team.team_scratch(0), tile), sum_x(team.team_scratch(0), tile),
-                sum_y(team.team_scratch(0), tile);
+            const Scratch<Space, TileBody> staged(team.team_scratch(0), tile);
+            const Scratch<Space, Pull> partial(team.team_scratch(0), tile);
             const int block_start = team.league_rank() * tile;
             const int block_size = n - block_start < tile ? n - block_start : tile;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, block_size), [&](const int k) {
-                sum_x(k) = 0.0f;
-                sum_y(k) = 0.0f;
-            });
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size),
+                                 [&](const int k) { partial(k) = Pull{}; });
             for (int tile_start = 0; tile_start < n; tile_start += tile) {
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int k) {
+                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int k) {
                     const int j = tile_start + k;
-                    tile_x(k) = j < n ? x(j) : 0.0f;
-                    tile_y(k) = j < n ? y(j) : 0.0f;
-                    tile_m(k) = j < n ? m(j) : 0.0f;
+                    staged(k) = j < n ? TileBody{x(j), y(j), m(j), 0.0f} : TileBody{0.0f, 0.0f, 0.0f, 0.0f};
                 });
                 team.team_barrier();
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, block_size), [&](const int k) {
+                // A thread takes body k, and with two bodies per thread also body k + groups: both
+                // sums share each staged load (register blocking, as cuda.unrolled).
+                const int groups = bodies_per_thread == 2 ? (block_size + 1) / 2 : block_size;
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
                     const float xi = x(block_start + k), yi = y(block_start + k);
-                    float pull_x = sum_x(k), pull_y = sum_y(k);
-                    for (int t = 0; t < tile; ++t)
-                        accumulate_pull(xi, yi, tile_x(t), tile_y(t), tile_m(t), eps2, pull_x, pull_y, InvSqrt{});
-                    sum_x(k) = pull_x;
-                    sum_y(k) = pull_y;
+                    Pull sum = partial(k);
+                    if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
+                        Pull tile_sum;
+                        Kokkos::parallel_reduce(
+                            Kokkos::ThreadVectorRange(team, tile),
+                            [&](const int t, Pull& lane_sum) {
+                                const TileBody b = staged(t);
+                                accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, lane_sum.x, lane_sum.y, InvSqrt{});
+                            },
+                            tile_sum);
+                        sum += tile_sum;
+                    } else if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
+                        NBODY_KOKKOS_UNROLL_TILE
+                        for (int t = 0; t < tile; ++t) {
+                            const TileBody b = staged(t);
+                            accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, sum.x, sum.y, InvSqrt{});
+                        }
+                    } else {
+                        const int k2 = k + groups;
+                        const bool second = k2 < block_size;  // an odd block leaves the last thread one body
+                        const float xi2 = second ? x(block_start + k2) : 0.0f;
+                        const float yi2 = second ? y(block_start + k2) : 0.0f;
+                        Pull sum2 = second ? partial(k2) : Pull{};
+                        NBODY_KOKKOS_UNROLL_TILE
+                        for (int t = 0; t < tile; ++t) {
+                            const TileBody b = staged(t);
+                            accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, sum.x, sum.y, InvSqrt{});
+                            accumulate_pull(xi2, yi2, b.x, b.y, b.m, eps2, sum2.x, sum2.y, InvSqrt{});
+                        }
+                        if (second) partial(k2) = sum2;
+                    }
+                    Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
                 });
                 team.team_barrier();
             }
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, block_size), [&](const int k) {
-                ax(block_start + k) = sum_x(k);
-                ay(block_start + k) = sum_y(k);
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
+                ax(block_start + k) = partial(k).x;
+                ay(block_start + k) = partial(k).y;
             });
         });
 }
@@ -72,7 +118,12 @@ public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
         : KokkosSimulation<Space>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
-          tile_(static_cast<int>(tuning_int(tuning, "tile"))) {
+          tile_(static_cast<int>(tuning_int(tuning, "tile"))),
+          vector_length_(static_cast<int>(tuning_int(tuning, "vector_length"))),
+          bodies_per_thread_(static_cast<int>(tuning_int(tuning, "bodies_per_thread"))) {
+        check_team_threads<Space>(team_size_, vector_length_);
+        if (vector_length_ > 1 && bodies_per_thread_ > 1)
+            throw UsageError("tunings vector_length > 1 and bodies_per_thread > 1 exclude each other");
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         if (team_tiled_scratch_bytes<Space>(tile_) > limit)
             throw UsageError("tuning tile=" + std::to_string(tile_) + " needs " +
@@ -83,10 +134,10 @@ public:
 private:
     void compute_pulls() override {
         team_tiled_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
-                         this->eps2(), team_size_, tile_);
+                         this->eps2(), team_size_, tile_, vector_length_, bodies_per_thread_);
     }
 
-    int team_size_, tile_;
+    int team_size_, tile_, vector_length_, bodies_per_thread_;
 };
 
 }  // namespace kokkos
@@ -101,7 +152,11 @@ void register_kokkos_team_tiled(Registry& registry) {
             {kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1,
                                          gpu ? 256 : 1),
              kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024,
-                                         gpu ? 256 : 512)}));
+                                         gpu ? 256 : 512),
+             kokkos::power_of_two_tuning("vector_length", "vector lanes splitting each body's sum over a tile", 1,
+                                         gpu ? 32 : 1, 1),
+             kokkos::power_of_two_tuning("bodies_per_thread", "bodies a thread sums at once, sharing each staged load",
+                                         1, gpu ? 2 : 1, 1)}));
     });
 }
 

@@ -1,0 +1,127 @@
+// The Kokkos variants: every space this Kokkos has is registered, host spaces reproduce
+// serial.reference bit for bit (same float32 arithmetic, same j order), both map strategies give
+// the map of the handed-back positions, and tunings outside a space's limits are refused.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "nbody/errors.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/registry.hpp"
+
+namespace nbody {
+namespace {
+
+constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical"};
+
+std::vector<std::string> kokkos_spaces() {
+    std::vector<std::string> spaces;
+    std::stringstream list(builtin_registry().build_facts().at("kokkos_spaces"));
+    for (std::string space; std::getline(list, space, ',');) spaces.push_back(space);
+    return spaces;
+}
+
+struct Outcome {
+    Bodies state;
+    std::vector<float> map;
+};
+
+Outcome simulate(const std::string& id, const Bodies& initial, int d, int steps, const TuningValues& tuning = {}) {
+    const VariantDescriptor* variant = builtin_registry().find(id);
+    if (variant == nullptr) throw std::logic_error("no variant " + id);
+    auto sim = variant->create({.n = initial.size(), .d = d, .constants = {}},
+                               Registry::resolve_tuning(*variant, tuning));
+    sim->upload(initial);
+    sim->advance(steps);
+    sim->synchronize();
+    Outcome out;
+    sim->download(out.state, out.map);
+    return out;
+}
+
+// The available Kokkos variants on host spaces, which use the correctly rounded 1/sqrt.
+std::vector<const VariantDescriptor*> available_kokkos(bool host_only) {
+    std::vector<const VariantDescriptor*> out;
+    for (const VariantDescriptor* v : builtin_registry().match("kokkos.*"))
+        if (v->availability().available && !(host_only && v->runs_on_gpu)) out.push_back(v);
+    return out;
+}
+
+TEST(Kokkos, RegistersEveryVariantForEverySpaceItHas) {
+    const auto& facts = builtin_registry().build_facts();
+    ASSERT_TRUE(facts.count("kokkos_version"));
+    EXPECT_TRUE(std::regex_match(facts.at("kokkos_version"), std::regex(R"(\d+\.\d+\.\d+)")));
+    const auto spaces = kokkos_spaces();
+    ASSERT_FALSE(spaces.empty());
+    for (const auto& space : spaces)
+        for (const char* variant : kVariants) {
+            const std::string id = std::string("kokkos.") + variant + "@" + space;
+            const VariantDescriptor* v = builtin_registry().find(id);
+            ASSERT_NE(v, nullptr) << id;
+            EXPECT_EQ(v->backend, "kokkos");
+            EXPECT_EQ(v->execution_space, space);
+            EXPECT_EQ(v->runs_on_gpu, space == "cuda");
+        }
+    EXPECT_EQ(builtin_registry().match("kokkos.*").size(), spaces.size() * std::size(kVariants));
+}
+
+TEST(Kokkos, HostSpacesReproduceTheSerialReferenceBitForBit) {
+    // N = 37 is no multiple of any tile; 4 steps let any ordering difference grow visible.
+    const Bodies initial = generate_bodies(37, 7);
+    const Outcome reference = simulate("serial.reference", initial, 8, 4);
+    const auto variants = available_kokkos(true);
+    ASSERT_FALSE(variants.empty());
+    for (const VariantDescriptor* v : variants) {
+        const Outcome got = simulate(v->id, initial, 8, 4);
+        EXPECT_EQ(got.state.x, reference.state.x) << v->id;
+        EXPECT_EQ(got.state.y, reference.state.y) << v->id;
+        EXPECT_EQ(got.state.vx, reference.state.vx) << v->id;
+        EXPECT_EQ(got.state.vy, reference.state.vy) << v->id;
+        EXPECT_EQ(got.map, reference.map) << v->id;
+    }
+}
+
+TEST(Kokkos, BothMapStrategiesGiveTheMapOfTheHandedBackPositions) {
+    // Velocities push some bodies out of the unit square: they are simulated, not counted.
+    Bodies initial = generate_bodies(200, 3);
+    for (std::size_t i = 0; i < initial.size(); i += 5) initial.vx[i] = (i % 2 ? 60.0f : -60.0f);
+    constexpr int kMapSize = 13;
+    for (const VariantDescriptor* v : available_kokkos(false)) {
+        for (const char* strategy : {"atomic", "scatter"}) {
+            for (int steps : {0, 2}) {
+                const Outcome got = simulate(v->id, initial, kMapSize, steps, {{"map", strategy}});
+                const auto expected = normalised_map(host_cell_counts(got.state, kMapSize), initial.size(), kMapSize);
+                EXPECT_EQ(got.map, expected) << v->id << " map=" << strategy << " steps=" << steps;
+            }
+        }
+        const Outcome moved = simulate(v->id, initial, kMapSize, 2);
+        std::size_t outside = 0;
+        for (std::size_t i = 0; i < moved.state.size(); ++i)
+            outside += activity_cell(moved.state.x[i], moved.state.y[i], kMapSize) < 0;
+        EXPECT_GT(outside, 0u) << "the test should push bodies out of the unit square";
+    }
+}
+
+TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
+    for (const auto& space : kokkos_spaces()) {
+        const VariantDescriptor* tiled = builtin_registry().find("kokkos.team_tiled@" + space);
+        ASSERT_NE(tiled, nullptr);
+        EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"tile", "96"}}), UsageError);
+        EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"map", "private"}}), UsageError);
+        if (space != "cuda") {
+            EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"team_size", "2"}}), UsageError);
+        }
+    }
+    const VariantDescriptor* hierarchical = builtin_registry().find("kokkos.hierarchical@cuda");
+    if (hierarchical != nullptr && hierarchical->availability().available) {
+        EXPECT_THROW(hierarchical->create({.n = 64, .d = 4, .constants = {}},
+                                          Registry::resolve_tuning(*hierarchical,
+                                                                   {{"team_size", "128"}, {"vector_length", "32"}})),
+                     UsageError);
+    }
+}
+
+}  // namespace
+}  // namespace nbody
