@@ -125,13 +125,14 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     if (doc.contains("warmup_steps")) defaults.warmup_steps = static_cast<int>(r.integer(doc["warmup_steps"], "warmup_steps", 0, 1L << 30));
     if (doc.contains("repetitions")) defaults.repetitions = static_cast<int>(r.integer(doc["repetitions"], "repetitions", 1, 1000));
     if (doc.contains("max_n")) defaults.max_n = r.caps(doc["max_n"], "max_n");
+    defaults.verify_steps = spec.verify_steps;
 
     if (!doc.contains("groups") || !doc["groups"].is_array() || doc["groups"].empty())
         r.fail("top level", "\"groups\" must be a non-empty list");
     for (std::size_t g = 0; g < doc["groups"].size(); ++g) {
         const json& group = doc["groups"][g];
         const std::string where = fmt::format("groups[{}]", g);
-        r.only_keys(group, where, {"name", "variants", "n", "d", "steps", "warmup_steps", "repetitions", "tunings", "max_n"});
+        r.only_keys(group, where, {"name", "variants", "n", "d", "steps", "warmup_steps", "repetitions", "verify_steps", "tunings", "max_n"});
         MatrixGroup out = defaults;
         out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
         if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
@@ -147,6 +148,8 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
             out.warmup_steps = static_cast<int>(r.integer(group["warmup_steps"], where + ".warmup_steps", 0, 1L << 30));
         if (group.contains("repetitions"))
             out.repetitions = static_cast<int>(r.integer(group["repetitions"], where + ".repetitions", 1, 1000));
+        if (group.contains("verify_steps"))
+            out.verify_steps = static_cast<int>(r.integer(group["verify_steps"], where + ".verify_steps", 1, 1000));
         if (group.contains("tunings")) {
             const json& tunings = group["tunings"];
             if (!tunings.is_object()) r.fail(where + ".tunings", "must be an object of name -> list of values");
@@ -249,6 +252,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) 
                                         .steps = group.steps,
                                         .warmup_steps = group.warmup_steps,
                                         .repetitions = group.repetitions,
+                                        .verify_steps = group.verify_steps,
                                         .group = group.name};
                         if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
                     }

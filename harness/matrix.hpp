@@ -22,6 +22,7 @@ struct MatrixGroup {
     int steps = 10;
     int warmup_steps = 1;
     int repetitions = 3;
+    int verify_steps = 10;  // full check after this many steps (the sampled check: 1)
     std::vector<std::pair<std::string, std::vector<std::string>>> tunings;  // swept: every combination
     std::vector<std::pair<std::string, std::size_t>> max_n;                 // variant pattern -> largest N
 };
@@ -32,7 +33,7 @@ struct MatrixSpec {
     std::string file;
     std::uint64_t seed = 42;
     PhysicsConstants constants;
-    int verify_steps = 10;  // full check after this many steps (sampled check: 1)
+    int verify_steps = 10;  // the groups' default
     VerificationSettings verification;
     std::vector<MatrixGroup> groups;
 };
@@ -51,6 +52,7 @@ struct Configuration {
     int steps = 0;
     int warmup_steps = 0;
     int repetitions = 0;
+    int verify_steps = 0;
     std::string group;
 };
 

@@ -74,7 +74,7 @@ public:
         for (std::size_t k : todo) {
             const Configuration& c = plan.configurations[k];
             const double nn = static_cast<double>(c.n) * static_cast<double>(c.n);
-            work.push_back(nn * (c.repetitions * (c.warmup_steps + c.steps) + spec_.verify_steps));
+            work.push_back(nn * (c.repetitions * (c.warmup_steps + c.steps) + c.verify_steps));
             on_gpu.push_back(c.variant->runs_on_gpu);
         }
         progress_.emplace(log_, options_.interactive, work, on_gpu);
@@ -199,9 +199,9 @@ private:
             a.initial = generate_bodies(c.n, spec_.seed);
             const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants};
             a.simulation = c.variant->create(problem, c.tuning);
-            auto& reference = references_[c.n];
+            auto& reference = references_[{c.n, c.verify_steps}];
             if (!reference)
-                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, std::vector<int>{spec_.verify_steps},
+                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, std::vector<int>{c.verify_steps},
                                                                 spec_.verification);
             a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d, spec_.verification.thresholds).back();
         } catch (const std::exception& e) {
@@ -333,7 +333,7 @@ private:
     ordered_json document_;
     std::set<std::string> done_;
     std::vector<Attempt> attempts_;
-    std::map<std::size_t, std::unique_ptr<ReferenceSolution>> references_;
+    std::map<std::pair<std::size_t, int>, std::unique_ptr<ReferenceSolution>> references_;  // by (N, steps)
     std::optional<Progress> progress_;
     CollectingReporter* reporter_ = nullptr;
     std::size_t current_ = kNone;

@@ -47,7 +47,9 @@ double map_difference(const std::vector<float>& map, const BodiesT<double>& refe
     std::vector<std::int64_t> truth_cells;
     truth_cells.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        const int cell = activity_cell(reference_positions.x[i], reference_positions.y[i], d);
+        // The cell in the workload's precision (SPEC §1: x * (float)D), as a float32 variant computes it.
+        const int cell = activity_cell(static_cast<float>(reference_positions.x[i]),
+                                       static_cast<float>(reference_positions.y[i]), d);
         if (cell >= 0) truth_cells.push_back(cell);
     }
     std::sort(truth_cells.begin(), truth_cells.end());

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -70,41 +71,45 @@ public:
     }
 };
 
+using Factory = std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)>;
+
+VariantDescriptor test_variant(const std::string& id, Factory create) {
+    VariantDescriptor v;
+    v.id = id;
+    v.backend = "test";
+    v.execution_space = "host";
+    v.description = "test-only variant";
+    v.create = std::move(create);
+    return v;
+}
+
 template <class Behaviour>
 VariantDescriptor wrapped_variant(const Registry& base, const std::string& id) {
     auto serial = base.find("serial.reference")->create;
-    return {.id = id,
-            .backend = "test",
-            .execution_space = "host",
-            .description = "test-only variant",
-            .create = [serial](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                return std::make_unique<Behaviour>(serial(p, t));
-            }};
+    return test_variant(id, [serial](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+        return std::make_unique<Behaviour>(serial(p, t));
+    });
+}
+
+Factory throwing(const std::string& message) {
+    return [message](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { throw std::runtime_error(message); };
 }
 
 // serial.reference plus variants registered only by this test binary.
 Registry test_registry(bool sleepy_sleeps = true) {
     Registry r;
     register_cpu_ref_variants(r);
-    r.add({.id = "test.throws_on_create",
-           .backend = "test",
-           .execution_space = "host",
-           .description = "fails before running",
-           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> {
-               throw std::runtime_error("deliberate failure on create");
-           }});
+    r.add(test_variant("test.throws_on_create", throwing("deliberate failure on create")));
     r.add(wrapped_variant<Drifting>(r, "test.drifting"));
     r.add(wrapped_variant<FailsWhenTimed>(r, "test.fails_when_timed"));
     if (sleepy_sleeps)
         r.add(wrapped_variant<Sleepy>(r, "test.sleepy"));
     else
         r.add(wrapped_variant<Wrapped>(r, "test.sleepy"));
-    r.add({.id = "test.unavailable",
-           .backend = "test",
-           .execution_space = "device",
-           .runs_on_gpu = true,
-           .availability = [] { return Availability{false, "no such device in tests"}; },
-           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { return nullptr; }});
+    VariantDescriptor unavailable = test_variant("test.unavailable", throwing("never created"));
+    unavailable.runs_on_gpu = true;
+    unavailable.availability = [] { return Availability{false, "no such device in tests"}; };
+    r.add(unavailable);
     return r;
 }
 
@@ -247,10 +252,7 @@ TEST_F(MatrixRun, RetryFailedRunsRecordedErrorsAgain) {
         "groups": [{"variants": ["serial.reference", "test.sleepy"], "n": [30], "d": [4]}]})";
     Registry failing;
     register_cpu_ref_variants(failing);
-    failing.add({.id = "test.sleepy", .backend = "test", .execution_space = "host",
-                 .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> {
-                     throw std::runtime_error("out of device memory (pretend)");
-                 }});
+    failing.add(test_variant("test.sleepy", throwing("out of device memory (pretend)")));
     EXPECT_EQ(run_matrix(failing, spec_from(matrix), o).failed, 1u);
     auto resume = o;
     resume.resume = true;
@@ -323,13 +325,19 @@ TEST_F(MatrixRun, SigkillLosesNoFinishedConfigurationAndResumeCompletes) {
 
 TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
     Registry r = test_registry();
-    r.add({.id = "test.tunable",
-           .backend = "test",
-           .execution_space = "host",
-           .tunings = {{.name = "block", .default_value = "64", .allowed_values = {"32", "64", "128"}},
-                       {.name = "threads", .default_value = "1", .min_value = 1, .max_value = 2}},
-           .max_n = 100,
-           .create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { return nullptr; }});
+    VariantDescriptor tunable = test_variant("test.tunable", throwing("not run by this test"));
+    TuningParameter block;
+    block.name = "block";
+    block.default_value = "64";
+    block.allowed_values = {"32", "64", "128"};
+    TuningParameter threads;
+    threads.name = "threads";
+    threads.default_value = "1";
+    threads.min_value = 1;
+    threads.max_value = 2;
+    tunable.tunings = {block, threads};
+    tunable.max_n = 100;
+    r.add(tunable);
     const MatrixSpec spec = spec_from(R"({"name": "x", "max_n": {"serial.*": 60},
         "groups": [{"variants": ["test.tunable", "serial.reference", "cuda.*", "test.unavailable"],
                     "n": [50, 200], "d": [4, 8], "tunings": {"block": ["32", 128], "threads": [1, 2, 3]}}]})");

@@ -149,12 +149,18 @@ TEST(HostInfo, GpuLimitIsSmsClockLanesOverNine) {
 }
 
 TEST(HostInfo, CoresUsedFollowTheThreadsTuning) {
-    VariantDescriptor serial{.id = "serial.x", .backend = "serial", .execution_space = "host"};
-    EXPECT_EQ(cpu_cores_used(serial, {}), 1);
-    VariantDescriptor omp{.id = "omp.x", .backend = "omp", .execution_space = "openmp"};
+    const auto descriptor = [](const char* id, const char* backend, const char* space) {
+        VariantDescriptor v;
+        v.id = id;
+        v.backend = backend;
+        v.execution_space = space;
+        return v;
+    };
+    EXPECT_EQ(cpu_cores_used(descriptor("serial.x", "serial", "host"), {}), 1);
+    const VariantDescriptor omp = descriptor("omp.x", "omp", "openmp");
     EXPECT_EQ(cpu_cores_used(omp, {{"threads", "1"}}), 1);
     EXPECT_EQ(cpu_cores_used(omp, {{"threads", "4096"}}), host_cpu_info().physical_cores);
-    VariantDescriptor kokkos_serial{.id = "kokkos.x@serial", .backend = "kokkos", .execution_space = "serial"};
+    const VariantDescriptor kokkos_serial = descriptor("kokkos.x@serial", "kokkos", "serial");
     EXPECT_EQ(cpu_cores_used(kokkos_serial, {}), 1);
 }
 
