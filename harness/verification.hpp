@@ -23,7 +23,7 @@ namespace nbody {
 struct Thresholds {
     double max_pos_err = 1e-4;
     double max_rms_pos_err = 1e-5;
-    double max_vel_err = 1e-5;
+    double max_vel_err = 1e-6;
     double max_map_diff = 1e-3;
 };
 
