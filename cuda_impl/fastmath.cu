@@ -8,7 +8,7 @@ namespace nbody::cuda {
 
 VariantDescriptor fastmath_variant() {
     return cuda_descriptor("cuda.fastmath", "cuda.unrolled compiled with --use_fast_math (ftz)",
-                           tuned_float4_tunings("8", "2"),
+                           tuned_float4_tunings("8", "2", "1"),
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<TiledFloat4>(
                                    p, t, tuned_launcher(tuning_int(t, "unroll"), tuning_int(t, "bodies_per_thread")));

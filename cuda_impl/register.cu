@@ -8,7 +8,8 @@ namespace nbody {
 void register_cuda_variants(Registry& registry) {
     using namespace cuda;
     for (auto* variant : {baseline_aos_variant, rsqrt_variant, soa_ldg_variant, tiled_variant, nxn_atomic_variant,
-                          force_matrix_variant, tiled2d_variant, float4_variant, unrolled_variant, fastmath_variant})
+                          force_matrix_variant, tiled2d_variant, float4_variant, unrolled_variant, fastmath_variant,
+                          sliced_variant})
         registry.add(variant());
     registry.set_gpu_probe(probe_gpu);
     registry.add_build_fact("cuda_runtime", std::to_string(CUDART_VERSION / 1000) + "." +

@@ -2,10 +2,15 @@
 // The tiled kernel of cuda.tiled with each body j packed as one float4 (x, y, m, 0), so a
 // shared-memory read of body j is one 16-byte load instead of three 4-byte ones, plus two
 // compile-time knobs: the inner-loop unroll factor (0: the compiler's choice) and bodies i
-// per thread (each staged body j then serves several i from registers).
+// per thread (each staged body j then serves several i from registers). A launch may split the
+// bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's block adds
+// its partial pull with atomicAdd (gridDim.y == 1: a plain store).
 // Shared by cuda.float4 (0, 1), cuda.unrolled and cuda.fastmath (the same kernels compiled
 // with --use_fast_math). Everything here has internal linkage: each of those files gets its
 // own kernels, so the fast-math copies can never be merged with the others at link time.
+#include <algorithm>
+#include <string>
+
 #include "interaction.cuh"
 #include "simulation_base.cuh"
 
@@ -32,7 +37,11 @@ __global__ void tiled_float4_pull(const float4* __restrict__ bodies, float2* __r
         ax[b] = 0.0f;
         ay[b] = 0.0f;
     }
-    for (int tile_start = 0; tile_start < c.n; tile_start += blockDim.x) {
+    // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
+    const int tiles = (c.n + blockDim.x - 1) / blockDim.x;
+    const int tiles_per_slice = (tiles + gridDim.y - 1) / gridDim.y;
+    const int slice_end = min(c.n, (blockIdx.y + 1) * tiles_per_slice * blockDim.x);
+    for (int tile_start = blockIdx.y * tiles_per_slice * blockDim.x; tile_start < slice_end; tile_start += blockDim.x) {
         const int j = tile_start + threadIdx.x;
         tile[threadIdx.x] = j < c.n ? bodies[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // zero mass pads
         __syncthreads();
@@ -57,18 +66,38 @@ __global__ void tiled_float4_pull(const float4* __restrict__ bodies, float2* __r
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        if (i < c.n) pull_out[i] = make_float2(ax[b], ay[b]);
+        if (i >= c.n) continue;
+        if (gridDim.y == 1) {
+            pull_out[i] = make_float2(ax[b], ay[b]);
+        } else {
+            atomicAdd(&pull_out[i].x, ax[b]);
+            atomicAdd(&pull_out[i].y, ay[b]);
+        }
     }
 }
 
-using TiledFloat4Launcher = void (*)(const float4*, float2*, DeviceConstants, unsigned int block);
+// slices == 0 asks for the number of slices that fills the GPU (returned, nothing launched).
+using TiledFloat4Launcher = unsigned int (*)(const float4*, float2*, DeviceConstants, unsigned int block,
+                                             unsigned int slices);
 
 template <int Unroll, int BodiesPerThread>
-void launch_tiled_float4(const float4* bodies, float2* pull_out, DeviceConstants c, unsigned int block) {
-    const unsigned int bodies_per_block = block * BodiesPerThread;
+unsigned int launch_tiled_float4(const float4* bodies, float2* pull_out, DeviceConstants c, unsigned int block,
+                                 unsigned int slices) {
+    const unsigned int body_blocks = blocks_for(c.n, block * BodiesPerThread);
+    if (slices == 0) {
+        // Two waves of resident blocks, but at least one tile per slice.
+        int device = 0, sms = 0, resident = 0;
+        NBODY_CUDA_CHECK(cudaGetDevice(&device));
+        NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &resident, tiled_float4_pull<Unroll, BodiesPerThread>, static_cast<int>(block), block * sizeof(float4)));
+        const unsigned int wanted = blocks_for(2u * sms * resident, body_blocks);
+        return std::max(1u, std::min(wanted, blocks_for(c.n, block)));
+    }
     tiled_float4_pull<Unroll, BodiesPerThread>
-        <<<blocks_for(c.n, bodies_per_block), block, block * sizeof(float4)>>>(bodies, pull_out, c);
+        <<<dim3(body_blocks, slices), block, block * sizeof(float4)>>>(bodies, pull_out, c);
     NBODY_CUDA_CHECK_LAUNCH();
+    return slices;
 }
 
 // The launcher for the `unroll` and `bodies_per_thread` tunings (a template so that only the
@@ -92,7 +121,8 @@ TiledFloat4Launcher tuned_launcher(long unroll, long bodies_per_thread) {
 }
 
 template <int = 0>
-std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default) {
+std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default,
+                                                  const std::string& slices_default) {
     return {block_size_tuning("256"),
             {.name = "unroll",
              .description = "unroll factor of the loop over a tile",
@@ -102,22 +132,41 @@ std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_defa
              .description = "bodies i per thread, each staged body j reused from registers",
              .default_value = bodies_default,
              .allowed_values = {"1", "2", "4"}},
+            {.name = "slices",
+             .description = "split the bodies j over this many blocks per body block (auto: enough to fill the GPU twice)",
+             .default_value = slices_default,
+             .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
             map_tuning()};
+}
+
+// The `slices` tuning: absent means 1, "auto" means as many as fill the GPU.
+inline unsigned int slices_of(const TuningValues& t) {
+    const auto it = t.find("slices");
+    if (it == t.end()) return 1;
+    return it->second == "auto" ? 0 : static_cast<unsigned int>(std::stoul(it->second));
 }
 
 class TiledFloat4 final : public SoaSimulation {
 public:
     TiledFloat4(const Problem& p, const TuningValues& t, TiledFloat4Launcher launcher)
-        : SoaSimulation(p, t), block_(block_size_of(t)), launcher_(launcher), packed_(p.n) {}
+        : SoaSimulation(p, t),
+          block_(block_size_of(t)),
+          launcher_(launcher),
+          slices_(slices_of(t)),
+          packed_(p.n) {
+        if (slices_ == 0) slices_ = launcher_(nullptr, nullptr, constants_, block_, 0);
+    }
 
 private:
     void compute_pull() override {
         pack_bodies<<<blocks_for(problem_.n, block_), block_>>>(x(), y(), m(), packed_.data(), constants_.n);
         NBODY_CUDA_CHECK_LAUNCH();
-        launcher_(packed_.data(), pull(), constants_, block_);
+        if (slices_ > 1) NBODY_CUDA_CHECK(cudaMemsetAsync(pull(), 0, problem_.n * sizeof(float2)));
+        launcher_(packed_.data(), pull(), constants_, block_, slices_);
     }
     unsigned int block_;
     TiledFloat4Launcher launcher_;
+    unsigned int slices_;
     DeviceBuffer<float4> packed_;
 };
 

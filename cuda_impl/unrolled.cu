@@ -7,7 +7,7 @@ namespace nbody::cuda {
 
 VariantDescriptor unrolled_variant() {
     return cuda_descriptor("cuda.unrolled", "cuda.float4 with #pragma unroll and bodies per thread as tunings",
-                           tuned_float4_tunings("8", "1"),
+                           tuned_float4_tunings("8", "1", "1"),
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<TiledFloat4>(
                                    p, t, tuned_launcher(tuning_int(t, "unroll"), tuning_int(t, "bodies_per_thread")));

@@ -13,4 +13,5 @@ VariantDescriptor tiled2d_variant();
 VariantDescriptor float4_variant();
 VariantDescriptor unrolled_variant();
 VariantDescriptor fastmath_variant();
+VariantDescriptor sliced_variant();
 }  // namespace nbody::cuda

@@ -18,7 +18,7 @@ namespace {
 
 const std::vector<std::string> kLadder = {"cuda.baseline_aos", "cuda.rsqrt",        "cuda.soa_ldg", "cuda.tiled",
                                           "cuda.nxn_atomic",   "cuda.force_matrix", "cuda.tiled2d", "cuda.float4",
-                                          "cuda.unrolled",     "cuda.fastmath"};
+                                          "cuda.unrolled",     "cuda.fastmath",     "cuda.sliced"};
 
 const VariantDescriptor& variant(const std::string& id) {
     const VariantDescriptor* v = builtin_registry().find(id);
@@ -103,7 +103,7 @@ TEST(CudaMap, EveryStrategyCountsTheSameCells) {
 
 TEST(CudaDeterminism, VariantsWithoutAtomicsRepeatBitForBit) {
     if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
-    for (const char* id : {"cuda.tiled", "cuda.tiled2d", "cuda.fastmath"}) {
+    for (const char* id : {"cuda.tiled", "cuda.tiled2d", "cuda.fastmath", "cuda.unrolled"}) {
         const Outcome first = simulate(id, {}, 777, 8, 3);
         const Outcome second = simulate(id, {}, 777, 8, 3);
         EXPECT_EQ(first.state.x, second.state.x) << id;
