@@ -5,15 +5,10 @@
 
 namespace nbody {
 
-struct Thresholds;
-
 void add_list_command(CLI::App& app, int& exit_status);
 void add_run_command(CLI::App& app, int& exit_status);
 void add_verify_command(CLI::App& app, int& exit_status);
 void add_matrix_command(CLI::App& app, int& exit_status);
 void add_check_results_command(CLI::App& app, int& exit_status);
-
-// The threshold flags (--max-pos-err ...) of verify, with their defaults.
-void add_threshold_options(CLI::App& command, Thresholds& thresholds);
 
 }  // namespace nbody

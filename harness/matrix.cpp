@@ -182,6 +182,19 @@ MatrixSpec load_matrix(const std::string& path) {
     return parse_matrix(doc, path);
 }
 
+std::vector<const VariantDescriptor*> available_variants(const std::vector<const VariantDescriptor*>& matched,
+                                                         std::vector<std::string>& skipped) {
+    std::vector<const VariantDescriptor*> available;
+    for (const auto* v : matched) {
+        const Availability a = v->availability();
+        if (a.available)
+            available.push_back(v);
+        else
+            skipped.push_back(v->id + ": " + a.reason);
+    }
+    return available;
+}
+
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) {
     MatrixExpansion out;
     std::set<std::string> seen;
@@ -190,14 +203,9 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) 
         for (const std::string& pattern : group.variant_patterns) {
             const auto matched = registry.match(pattern);
             matched_any.insert(matched_any.end(), matched.begin(), matched.end());
-            std::vector<const VariantDescriptor*> available;
-            for (const auto* v : matched) {
-                const Availability a = v->availability();
-                if (a.available)
-                    available.push_back(v);
-                else
-                    out.notes.push_back(fmt::format("{}: skipped {}: {}", group.name, v->id, a.reason));
-            }
+            std::vector<std::string> skipped;
+            const auto available = available_variants(matched, skipped);
+            for (const auto& why : skipped) out.notes.push_back(fmt::format("{}: skipped {}", group.name, why));
             if (matched.empty()) out.notes.push_back(fmt::format("{}: pattern \"{}\" matches no variant of this build", group.name, pattern));
             for (const auto* v : available)
                 if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);

@@ -56,6 +56,10 @@ struct Configuration {
     std::string group;
 };
 
+// The variants of `matched` that can run on this machine; "<id>: <reason>" of the others in `skipped`.
+std::vector<const VariantDescriptor*> available_variants(const std::vector<const VariantDescriptor*>& matched,
+                                                         std::vector<std::string>& skipped);
+
 struct MatrixExpansion {
     std::vector<Configuration> configurations;  // in run order, duplicates removed
     std::vector<std::string> notes;             // what was skipped and why

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "matrix.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
@@ -39,14 +40,9 @@ int verify(const VerifyOptions& o) {
     const auto selected = registry.match(o.patterns);
     if (selected.empty()) throw UsageError("no variant matches --variants '" + o.patterns + "' (see `nbody-bench list`)");
 
-    std::vector<const VariantDescriptor*> runnable;
-    for (const auto* v : selected) {
-        const Availability a = v->availability();
-        if (a.available)
-            runnable.push_back(v);
-        else
-            fmt::print("skipped {}: {}\n", v->id, a.reason);
-    }
+    std::vector<std::string> skipped;
+    const auto runnable = available_variants(selected, skipped);
+    for (const auto& why : skipped) fmt::print("skipped {}\n", why);
     const Thresholds& t = o.settings.thresholds;
     fmt::print("{:<32} {:>7} {:>5} {:>3} {:<7} {:>12} {:>12} {:>12} {:>12}  {}\n", "variant", "N", "D", "K", "check",
                "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff", "result");
@@ -109,12 +105,16 @@ int verify(const VerifyOptions& o) {
 
 }  // namespace
 
+namespace {
+
 void add_threshold_options(CLI::App& cmd, Thresholds& t) {
     cmd.add_option("--max-pos-err", t.max_pos_err, "largest allowed absolute position error")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd.add_option("--max-rms-pos-err", t.max_rms_pos_err, "largest allowed RMS position error")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd.add_option("--max-vel-err", t.max_vel_err, "largest allowed absolute velocity error")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd.add_option("--max-map-diff", t.max_map_diff, "largest allowed map difference (bodies in another cell / 2N)")->capture_default_str()->check(CLI::NonNegativeNumber);
 }
+
+}  // namespace
 
 void add_verify_command(CLI::App& app, int& exit_status) {
     auto o = std::make_shared<VerifyOptions>();
