@@ -10,10 +10,10 @@ namespace nbody::omp {
 
 namespace {
 
-// map=auto picks private histograms while all threads' copies stay this small (they are zeroed
-// and merged every step, so their traffic grows with threads x D^2); see
-// docs/performance-openmp.md for the measurement behind it.
-constexpr std::size_t kAutoPrivateMapBytes = std::size_t{1} << 20;
+// map=auto picks private histograms while all threads' copies stay this small: they are zeroed
+// and merged every step, so their traffic grows with threads x D^2. On 16 threads they tied or
+// won up to D = 1000 (64 MiB) and lost 2.5x at D = 3000 (docs/performance-openmp.md).
+constexpr std::size_t kAutoPrivateMapBytes = std::size_t{64} << 20;
 // map=private refuses sizes whose per-thread copies alone would exhaust a workstation's memory.
 constexpr std::size_t kMaxPrivateMapBytes = std::size_t{4} << 30;
 constexpr std::size_t kCountsPerCacheLine = 64 / sizeof(std::int32_t);
@@ -43,7 +43,7 @@ std::vector<TuningParameter> common_tunings() {
          .max_value = procs},
         {.name = "map",
          .description = "activity-map counting: per-thread histograms merged, shared atomic counts, "
-                        "or auto (private while threads x D^2 counts fit in 1 MiB)",
+                        "or auto (private while threads x D^2 counts fit in 64 MiB)",
          .default_value = "auto",
          .allowed_values = {"auto", "private", "atomic"},
          .min_value = 0,

@@ -30,8 +30,6 @@ public:
     void advance(int steps) final;
     void download(Bodies& state, std::vector<float>& activity_map) final;
 
-    MapStrategy map_strategy() const { return map_strategy_; }
-
 protected:
     // Sum of pulls without G (physics.hpp's accumulate_pull) on every body from the positions of
     // bodies(), which stay unchanged during the call (the step's snapshot).
