@@ -52,7 +52,8 @@ def sources_section(sources: list[Source]) -> list[str]:
         commit = str(c.get("git_commit", "—"))
         commit = commit[:12] + ("-dirty" if commit.endswith("-dirty") else "")
         rows.append([s.path, c.get("date", "—"), commit, c.get("matrix.name", "—"),
-                     f"{c.get('host_cpu.model_name', '—')} ({c.get('host_cpu.physical_cores', '?')} cores)",
+                     f"{c.get('host_cpu.model_name', '—')} ({c.get('num_cpus', '?')} CPUs, "
+                     f"{c.get('host_cpu.physical_cores', '?')} cores counted for the limit)",
                      c.get("gpu.name", "—"), c.get("gpu.sm_count", "—"),
                      f"{clock / 1e9:.3g} GHz" if isinstance(clock, (int, float)) else "—",
                      c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—"), c.get("compiler", "—")])
@@ -76,7 +77,7 @@ def devices_section(configs) -> list[str]:
         rows.append([dev, kind, num(limits.get(dev)), len(on), sum(c.failed for c in on)])
     return ["## Devices", "",
             "The device of a GPU variant is the GPU named in its file's context; of a CPU variant, the host "
-            "CPU (with its physical core count). The FP32 limit (SPEC §3) is the one recorded in the context: "
+            "CPU (with the number of CPUs Google Benchmark counted, `num_cpus`). The FP32 limit (SPEC §3) is the one recorded in the context: "
             "`gpu.fp32_interaction_limit` or `host_cpu.fp32_interaction_limit` (all cores; a CPU entry's "
             "`efficiency` is against the cores it used).", ""] + table(
         ["device", "kind", "FP32 limit (interactions/s)", "configurations", "failed"], rows)

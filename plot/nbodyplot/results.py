@@ -88,7 +88,7 @@ def _object(context: dict, key: str) -> dict:
 
 
 def device_of(entry: dict, context: dict, path: str) -> tuple[str, str]:
-    """(device name, "GPU"|"CPU"): the context's GPU for a GPU entry, else the host CPU with its core count."""
+    """(device name, "GPU"|"CPU"): the context's GPU for a GPU entry, else the host CPU with its CPU count."""
     kind = entry.get("device")
     if kind not in ("cpu", "gpu"):  # older files: infer from the id
         space = entry["variant"].split("@", 1)[1] if "@" in entry["variant"] else ""
@@ -99,8 +99,10 @@ def device_of(entry: dict, context: dict, path: str) -> tuple[str, str]:
     cpu = _object(context, "host_cpu")
     name = cpu.get("model_name") if isinstance(cpu.get("model_name"), str) and cpu.get("model_name") \
         else f"unnamed CPU ({context.get('host_name') or Path(path).name})"
-    cores = cpu.get("physical_cores")
-    return (f"{name} ({cores} cores)" if isinstance(cores, int) else name), "CPU"
+    # Google Benchmark's own count of CPUs: read the same way by every build (a host_cpu block has been
+    # seen with 1 CPU where OpenMP had already pinned the process).
+    cpus = context.get("num_cpus") if isinstance(context.get("num_cpus"), int) else cpu.get("logical_cpus")
+    return (f"{name} ({cpus} CPUs)" if isinstance(cpus, int) else name), "CPU"
 
 
 def device_limit(kind: str, context: dict) -> float | None:

@@ -19,7 +19,7 @@ TOOL = PLOT_DIR / "nbody_plot.py"
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixture"
 FIXTURES = [str(FIXTURE_DIR / "real_cpu.json"), str(FIXTURE_DIR / "synthetic.json")]
 SYNTHETIC_GPU = "Synthetic GPU (plot test fixture)"
-SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 cores)"
+SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 CPUs)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REL = 5e-4  # the report prints four significant digits
 
@@ -32,8 +32,7 @@ def run_tool(*args):
 def device_name(entry, context):
     if entry["device"] == "gpu":
         return context["gpu"]["name"]
-    cpu = context["host_cpu"]
-    return f"{cpu['model_name']} ({cpu['physical_cores']} cores)"
+    return f"{context['host_cpu']['model_name']} ({context['num_cpus']} CPUs)"
 
 
 def expected_configurations():
