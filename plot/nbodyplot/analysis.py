@@ -95,7 +95,8 @@ def read_ladders(path: Path = LADDERS_FILE) -> list[Ladder]:
 @dataclass
 class SweepGroup:
     label: str             # "N sweep, D = 10"
-    problems: list[tuple]  # (n, d)
+    problems: list[tuple]  # (n, d) compared
+    every_step: bool = True  # every step ran every problem compared (else each pair uses what both ran)
 
 
 @dataclass
@@ -154,6 +155,12 @@ def ladder_tables(configs, ladders: list[Ladder]) -> list[LadderTable]:
             if len(rows) < 2:
                 continue
             groups = sweep_groups(p for r in rows for p in r.times)
+            for g in groups:
+                # Like report 000's tables: every step over the same problems, so that the step speedups
+                # multiply to the cumulative one; pairwise only where no problem has every step.
+                everywhere = [p for p in g.problems if all(p in r.times for r in rows)]
+                g.every_step = bool(everywhere)
+                g.problems = everywhere or g.problems
             for i, row in enumerate(rows):
                 for g in groups:
                     row.vs_previous[g.label] = 1.0 if i == 0 else _ratio(rows[i - 1].times, row.times, g.problems)

@@ -87,8 +87,9 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
     lines = ["## Optimisation ladders", "",
              "Each step is a variant (at its fastest tuning unless the ladder fixes one, see "
              "`plot/ladders.json`); steps absent from the results are skipped. Speedup = geometric mean, "
-             "over the problems of the sweep that both steps ran, of the ratio of times per step. "
-             "Cumulative is against the first step present.", ""]
+             "over the problems of the sweep that every step ran (listed above each table), of the ratio "
+             "of times per step; so the step speedups multiply to the cumulative one, which is against the "
+             "first step present.", ""]
     if not tables:
         return lines + ["_No ladder has two or more steps in these results._", ""]
     for t, stem in zip(tables, stems):
@@ -101,7 +102,16 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
             for g in t.groups:
                 row += [num(r.vs_previous.get(g.label)), num(r.cumulative.get(g.label))]
             rows.append(row)
-        lines += [f"### {t.ladder.title} on {t.device}", ""] + table(header, rows)
+        compared = []
+        for g in t.groups:
+            axis = 0 if g.label.startswith("N sweep") else 1
+            values = ", ".join(str(p[axis]) for p in g.problems) if len(g.problems) > 1 else ""
+            name = ("N" if axis == 0 else "D") if values else ""
+            compared.append(f"{g.label}: " + (f"{name} = {values}" if values else "one problem") +
+                            (" (every step ran these)" if g.every_step else
+                             " (no problem ran by every step: each ratio over the problems both steps ran)"))
+        lines += [f"### {t.ladder.title} on {t.device}", ""] + [f"- {c}" for c in compared] + [""]
+        lines += table(header, rows)
         lines += figure(stem, f"{t.ladder.title} on {t.device}", "")
     return lines
 

@@ -180,7 +180,14 @@ class ReportOnFixture(unittest.TestCase):
         baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos", "block_size=32 map=atomic")
         baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos")
         rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
-        n_sweep = [p for p in baseline if p[1] == 10]
+        every_step = set(baseline)
+        for r in rows:  # "cuda.baseline_aos block_size=32": the variant's configurations with that tuning
+            variant, *tuning = r["variant"].split()
+            every_step &= {(n, d) for (dev, v, t, n, d, _), e in self.expected.items()
+                           if (dev, v) == (SYNTHETIC_GPU, variant) and e.get("verified") and set(tuning) <= set(t.split())}
+        n_sweep = sorted(p for p in every_step if p[1] == 10)
+        self.assertIn(f"- N sweep, D = 10: N = {', '.join(str(n) for n, _ in n_sweep)} (every step ran these)",
+                      self.report)
 
         def geomean(a, b):
             return math.exp(sum(math.log(a[p] / b[p]) for p in n_sweep) / len(n_sweep))
