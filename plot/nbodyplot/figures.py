@@ -217,6 +217,8 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
             # the other tunings only where they tell this variant's series apart
             several = len({x.other_tuning for x in device_series if x.variant == s.variant}) > 1
             label = s.label if several else f"{s.variant} N={s.n} D={s.d}"
+            if s.points[0][0] != min(all_threads):
+                label += f" (vs {s.points[0][0]} threads)"
             style = {"marker": MARKERS[rank], "linestyle": ("-", "--", ":")[rank], "color": colour, "label": label}
             threads = [p[0] for p in s.points]
             ax_speedup.plot(threads, [p[2] for p in s.points], **style)
@@ -230,7 +232,7 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
                 ax.set_xscale("log", base=2)
                 ax.xaxis.set_minor_locator(NullLocator())
             ax.set_xticks(all_threads, [str(t) for t in all_threads])
-        ax_speedup.set_ylabel(f"speedup over {base} thread{'s' if base > 1 else ''} (×)")
+        ax_speedup.set_ylabel("speedup over the fewest threads measured (×)")
         ax_eff.set_ylabel("parallel efficiency")
         ax_eff.set_ylim(0, max(1.1, max(p[3] for s in device_series for p in s.points) * 1.05))
         ax_speedup.set_title(f"{device}: speedup", fontsize=10)

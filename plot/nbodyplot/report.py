@@ -70,17 +70,26 @@ def context_section(sources: list[Source]) -> list[str]:
 
 
 def devices_section(configs) -> list[str]:
-    limits = analysis.device_limits(configs)
-    rows = []
+    rows, disagreeing = [], []
     for dev, kind in analysis.devices(configs):
         on = [c for c in configs if c.device == dev]
-        rows.append([dev, kind, num(limits.get(dev)), len(on), sum(c.failed for c in on)])
+        recorded = {}
+        for c in on:
+            if c.device_limit:
+                recorded.setdefault(num(c.device_limit), set()).add(c.source)
+        if len(recorded) > 1:
+            disagreeing += [f"- {dev}: " + "; ".join(f"{limit} in {', '.join(f'`{f}`' for f in sorted(files))}"
+                                                     for limit, files in sorted(recorded.items()))]
+        rows.append([dev, kind, " / ".join(sorted(recorded)) or "—", len(on), sum(c.failed for c in on)])
     return ["## Devices", "",
             "The device of a GPU variant is the GPU named in its file's context; of a CPU variant, the host "
             "CPU (with the number of CPUs Google Benchmark counted, `num_cpus`). The FP32 limit (SPEC §3) is the one recorded in the context: "
             "`gpu.fp32_interaction_limit` or `host_cpu.fp32_interaction_limit` (all cores; a CPU entry's "
             "`efficiency` is against the cores it used).", ""] + table(
-        ["device", "kind", "FP32 limit (interactions/s)", "configurations", "failed"], rows)
+        ["device", "kind", "FP32 limit (interactions/s)", "configurations", "failed"], rows) + (
+        ["**The results files disagree on a device's FP32 limit** (so the efficiencies from these files "
+         "are not comparable; check each file's `host_cpu` / `gpu` context below):", ""] + disagreeing + [""]
+        if disagreeing else [])
 
 
 def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list[str]:

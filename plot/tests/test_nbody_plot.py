@@ -300,6 +300,19 @@ class SmallInput(unittest.TestCase):
         self.assertTrue(math.isclose(number(row["time per step (s)"]), first["time_per_step_s"], rel_tol=REL))
 
 
+    def test_files_that_disagree_on_a_device_limit_are_flagged(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        document["context"]["host_cpu"]["fp32_interaction_limit"] /= 2
+        document["benchmarks"] = [e for e in document["benchmarks"] if e["n"] == 256]
+        with tempfile.TemporaryDirectory() as tmp:
+            halved = Path(tmp) / "halved.json"
+            halved.write_text(json.dumps(document))
+            result = run_tool(FIXTURES[0], halved, "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+        self.assertIn("**The results files disagree on a device's FP32 limit**", report)
+        self.assertIn(f"in `{halved}`", report)
+
     def test_portability_problem_can_be_chosen(self):
         with tempfile.TemporaryDirectory() as tmp:
             result = run_tool(FIXTURES[0], "--pp-problem", "512,10", "--out", Path(tmp) / "out")
