@@ -24,7 +24,7 @@ Availability cuda_availability() {
     int count = 0;
     const cudaError_t error = cudaGetDeviceCount(&count);
     if (error != cudaSuccess) {
-        cudaGetLastError();  // clear the sticky-free error so later calls start clean
+        cudaGetLastError();  // not a sticky error: reset it so later calls start clean
         return {false, std::string("no CUDA device: ") + cudaGetErrorString(error)};
     }
     if (count == 0) return {false, "no CUDA device: cudaGetDeviceCount found 0 devices"};
