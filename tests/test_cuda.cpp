@@ -5,6 +5,9 @@
 // tuning value with the float64 reference is test_variants'.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
