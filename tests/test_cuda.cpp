@@ -77,7 +77,9 @@ TEST(CudaRegistry, AvailabilityMatchesTheProbe) {
     EXPECT_GT(gpu->sm_count, 0);
     EXPECT_GT(gpu->sm_clock_hz, 1e8);
     EXPECT_GE(gpu->fp32_lanes_per_sm, 64);
-    if (gpu->compute_capability == "9.0") EXPECT_EQ(gpu->fp32_lanes_per_sm, 128);
+    if (gpu->compute_capability == "9.0") {
+        EXPECT_EQ(gpu->fp32_lanes_per_sm, 128);
+    }
     EXPECT_EQ(builtin_registry().build_facts().count("cuda_runtime"), 1u);
 }
 
