@@ -63,18 +63,17 @@ private:
 }  // namespace kokkos
 
 void register_kokkos_hierarchical(Registry& registry) {
-    kokkos::for_each_space([&](auto tag) {
-        using Space = typename decltype(tag)::type;
-        // On the GPU team_size x vector_length threads form a block (at most 1024); host spaces
-        // have teams of one thread and vector length 1.
-        const bool gpu = kokkos::kRunsOnGpu<Space>;
-        registry.add(kokkos::describe_variant<Space, kokkos::Hierarchical<Space>>(
-            "hierarchical", "TeamPolicy: bodies over TeamThreadRange, ThreadVectorRange reduction over j",
-            {kokkos::power_of_two_tuning("team_size", "threads (bodies at a time) per team", 1, gpu ? 128 : 1,
-                                         gpu ? 32 : 1),
-             kokkos::power_of_two_tuning("vector_length", "vector lanes splitting each body's sum over j", 1,
-                                         gpu ? 32 : 1, gpu ? 8 : 1)}));
-    });
+    // On the GPU team_size x vector_length threads form a block (at most 1024); host spaces have
+    // teams of one thread and vector length 1.
+    kokkos::register_for_each_space<kokkos::Hierarchical>(
+        registry, "hierarchical", "TeamPolicy: bodies over TeamThreadRange, ThreadVectorRange reduction over j",
+        [](bool gpu) {
+            return std::vector<TuningParameter>{
+                kokkos::power_of_two_tuning("team_size", "threads (bodies at a time) per team", 1, gpu ? 128 : 1,
+                                            gpu ? 32 : 1),
+                kokkos::power_of_two_tuning("vector_length", "vector lanes splitting each body's sum over j", 1,
+                                            gpu ? 32 : 1, gpu ? 8 : 1)};
+        });
 }
 
 }  // namespace nbody

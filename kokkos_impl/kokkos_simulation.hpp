@@ -141,6 +141,17 @@ VariantDescriptor describe_variant(const std::string& variant, const std::string
 template <class Space>
 using CountScatter = Kokkos::Experimental::ScatterView<int*, typename DeviceCounts<Space>::array_layout, Space>;
 
+// Registers kokkos.<variant>@<space> for every enabled space; tunings(runs_on_gpu) lists its
+// tunings on that space.
+template <template <class> class Sim, class Tunings>
+void register_for_each_space(Registry& registry, const std::string& variant, const std::string& description,
+                             Tunings tunings) {
+    for_each_space([&](auto tag) {
+        using Space = typename decltype(tag)::type;
+        registry.add(describe_variant<Space, Sim<Space>>(variant, description, tunings(kRunsOnGpu<Space>)));
+    });
+}
+
 // ScatterView's host duplication (one copy of the counts per thread) is refused above this.
 inline constexpr std::size_t kMaxScatterBytes = std::size_t{4} << 30;
 

@@ -34,11 +34,9 @@ private:
 }  // namespace kokkos
 
 void register_kokkos_naive(Registry& registry) {
-    kokkos::for_each_space([&](auto tag) {
-        using Space = typename decltype(tag)::type;
-        registry.add(kokkos::describe_variant<Space, kokkos::Naive<Space>>(
-            "naive", "RangePolicy, one body per work item, all j read from the space's memory", {}));
-    });
+    kokkos::register_for_each_space<kokkos::Naive>(
+        registry, "naive", "RangePolicy, one body per work item, all j read from the space's memory",
+        [](bool) { return std::vector<TuningParameter>{}; });
 }
 
 }  // namespace nbody
