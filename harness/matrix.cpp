@@ -195,7 +195,7 @@ std::vector<const VariantDescriptor*> available_variants(const std::vector<const
     return available;
 }
 
-MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) {
+MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable) {
     MatrixExpansion out;
     std::set<std::string> seen;
     for (const MatrixGroup& group : spec.groups) {
@@ -204,7 +204,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry) 
             const auto matched = registry.match(pattern);
             matched_any.insert(matched_any.end(), matched.begin(), matched.end());
             std::vector<std::string> skipped;
-            const auto available = available_variants(matched, skipped);
+            const auto available = include_unavailable ? matched : available_variants(matched, skipped);
             for (const auto& why : skipped) out.notes.push_back(fmt::format("{}: skipped {}", group.name, why));
             if (matched.empty()) out.notes.push_back(fmt::format("{}: pattern \"{}\" matches no variant of this build", group.name, pattern));
             for (const auto* v : available)

@@ -68,7 +68,9 @@ struct MatrixExpansion {
 // Patterns matching nothing, unavailable variants, N above a cap and tuning values a variant rejects
 // here (e.g. more threads than this host has) are skipped with a note; a tuning name that no matched
 // variant has is a UsageError (a typo in the matrix).
-MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry);
+// `include_unavailable`: expand variants that cannot run here too (a dry run checking a GPU matrix
+// on a machine without a GPU).
+MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable = false);
 
 std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const TuningValues& tuning);
 

@@ -21,11 +21,12 @@ struct MatrixOptions {
     MatrixRunOptions run;
     std::string progress = "auto";
     bool dry_run = false;
+    bool include_unavailable = false;
 };
 
 // What a run would do: the configurations in order and what is skipped, without running anything.
-int print_plan(const MatrixSpec& spec) {
-    const MatrixExpansion plan = expand_matrix(spec, builtin_registry());
+int print_plan(const MatrixSpec& spec, bool include_unavailable) {
+    const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), include_unavailable);
     for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
     for (std::size_t k = 0; k < plan.configurations.size(); ++k) {
         const Configuration& c = plan.configurations[k];
@@ -38,7 +39,7 @@ int print_plan(const MatrixSpec& spec) {
 
 int run_matrix_command(MatrixOptions& o) {
     const MatrixSpec spec = load_matrix(o.matrix_path);
-    if (o.dry_run) return print_plan(spec);
+    if (o.dry_run) return print_plan(spec, o.include_unavailable);
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
     fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
@@ -72,6 +73,8 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
     cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
     auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)");
     cmd->add_flag("--dry-run", o->dry_run, "print the configurations the matrix expands to here, run nothing");
+    cmd->add_flag("--include-unavailable", o->include_unavailable,
+                  "with --dry-run: expand variants that cannot run here too (check a GPU matrix without a GPU)");
     cmd->add_flag("--resume", o->run.resume, "continue the results file: skip configurations it already holds");
     cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
     cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
@@ -80,6 +83,7 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
         ->check(CLI::IsMember({"auto", "line", "log"}));
     cmd->callback([o, out, &exit_status] {
         if (!o->dry_run && out->count() == 0) throw UsageError("matrix: --out RESULTS.json is required");
+        if (o->include_unavailable && !o->dry_run) throw UsageError("--include-unavailable needs --dry-run");
         if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
         if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
         exit_status = run_matrix_command(*o);

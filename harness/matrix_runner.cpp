@@ -321,6 +321,7 @@ private:
         }
         a.runs.clear();
         a.simulation.reset();
+        a.initial = Bodies{};  // a long matrix keeps no state of finished configurations
         write_document();
         progress_->end(outcome);
     }

@@ -36,7 +36,7 @@ std::string Progress::status() const {
         if (k == current_ && rep_of_ > 0) share = 1.0 - static_cast<double>(rep_done_) / (rep_of_ + 1);
         remaining += share * work_[k] * seconds_done_[rate_from] / work_done_[rate_from];
     }
-    return fmt::format("elapsed {}, remaining {}", clock_text(elapsed()), known ? "~" + clock_text(remaining) : "?");
+    return fmt::format("elapsed {}, remaining {}{}", clock_text(elapsed()), known ? "~" : "", known ? clock_text(remaining) : "?");
 }
 
 void Progress::draw(const std::string& line) {

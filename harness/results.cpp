@@ -40,9 +40,8 @@ std::string iso8601_now() {
     localtime_r(&now, &local);
     char text[40];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-    std::string date(text);
-    if (date.size() >= 5) date.insert(date.size() - 2, ":");  // +0000 -> +00:00, as Google Benchmark writes
-    return date;
+    const std::string date(text);  // ...+0000 -> ...+00:00, as Google Benchmark writes it
+    return date.size() < 5 ? date : fmt::format("{}:{}", date.substr(0, date.size() - 2), date.substr(date.size() - 2));
 }
 
 ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
@@ -131,8 +130,8 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
         const std::string where = fmt::format("/benchmarks/{}", i);
         const std::string run_name = b["run_name"];
         const bool aggregate = b["run_type"] == "aggregate";
-        const std::string key = run_name + (aggregate ? "#" + b["aggregate_name"].get<std::string>()
-                                                      : "#" + std::to_string(b["repetition_index"].get<long>()));
+        const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
+                                          : fmt::format("{}#{}", run_name, b["repetition_index"].get<long>());
         if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + key);
         if (b.value("error_occurred", false)) {
             failed.insert(run_name);
