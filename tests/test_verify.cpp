@@ -1,10 +1,13 @@
 // Verification against the float64 reference, and the host facts behind the CPU efficiency limit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "commands.hpp"
 #include "host_info.hpp"
+#include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
@@ -116,6 +119,25 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
     // A wrong velocity on every body is caught whichever bodies are sampled.
     for (auto& v : run.state.vy) v += 1e-3f;
     EXPECT_FALSE(reference.check(1, run.state, run.map, 12, Thresholds{}).passed);
+}
+
+// `nbody-bench verify ARGS...` through the real command line; returns its exit status.
+int verify_command(std::vector<std::string> args) {
+    CLI::App app;
+    int exit_status = -1;
+    add_verify_command(app, exit_status);
+    args.insert(args.begin(), "verify");
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
+    app.parse(args);
+    return exit_status;
+}
+
+TEST(VerifyCommand, PassesAndFailsOnTheThresholds) {
+    EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "64", "100", "-d", "4", "--steps", "1", "3"}), 0);
+    // No float32 run matches float64 exactly after a step: a zero velocity threshold fails it.
+    EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "64", "-d", "4", "--max-vel-err", "0"}), 1);
+    EXPECT_THROW(verify_command({"--variants", "no.such_variant"}), UsageError);
+    EXPECT_THROW(verify_command({"--max-pos-err", "-1"}), CLI::ValidationError);
 }
 
 TEST(HostInfo, SimdLanesComeFromTheWidestFlag) {
