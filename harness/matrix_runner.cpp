@@ -37,6 +37,22 @@ public:
     }
 };
 
+// Google Benchmark 1.8 renamed a failed run's error_occurred/error_message to skipped/skip_message.
+template <class R>
+bool run_failed(const R& r) {
+    if constexpr (requires { r.error_occurred; })
+        return r.error_occurred;
+    else
+        return r.skipped != 0;
+}
+template <class R>
+std::string run_failure_message(const R& r) {
+    if constexpr (requires { r.error_message; })
+        return r.error_message;
+    else
+        return r.skip_message;
+}
+
 ordered_json json_number_or_null(double value) {
     return std::isfinite(value) ? ordered_json(value) : ordered_json(nullptr);
 }
@@ -243,10 +259,10 @@ private:
         current_ = kNone;
         reporter_->sink = nullptr;
         bool failed_run = !a.error.empty();
-        for (const Run& r : a.runs) failed_run |= r.error_occurred;
+        for (const Run& r : a.runs) failed_run |= run_failed(r);
         if (failed_run && a.error.empty())
             for (const Run& r : a.runs)
-                if (r.error_occurred) a.error = r.error_message;
+                if (run_failed(r)) a.error = run_failure_message(r);
 
         auto& out = document_["benchmarks"];
         std::string outcome;
