@@ -3,10 +3,11 @@
 // bodies in tiles of `tile`, staged (x, y, m) in scratch by the whole team; the block's bodies are
 // spread over the team's threads (one each when team_size == tile, the GPU case; all on one thread
 // with team_size 1, the host case, where the tile is a cache block). The partial sums live in
-// scratch too, so any team size works with any tile. With bodies_per_thread 2 (GPU) a thread sums
-// two bodies against each staged load (register blocking, as cuda.unrolled). The last
-// tile is padded with zero-mass bodies, whose pull is exactly zero, so every thread reaches every
-// barrier.
+// scratch too, so any team size works with any tile. On the GPU, `body_mapping` pair has each
+// thread sum two bodies against each staged load (register blocking, as cuda.unrolled), and
+// lanes2/lanes4 split a body's sum over a tile across vector lanes (a ThreadVectorRange reduction;
+// measured slower, kept as the hierarchical alternative). The last tile is padded with zero-mass
+// bodies, whose pull is exactly zero, so every thread reaches every barrier.
 #include <string>
 
 #include "kokkos_simulation.hpp"
@@ -42,33 +43,44 @@ std::size_t team_tiled_scratch_bytes(int tile) {
 template <class Space>
 void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
                       DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size, int tile,
-                      int bodies_per_thread) {
+                      int vector_length, int bodies_per_thread) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     const int blocks = (n + tile - 1) / tile;
     const auto policy =
-        Policy(space, blocks, team_size).set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
+        Policy(space, blocks, team_size, vector_length)
+            .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
     Kokkos::parallel_for(
         "nbody::kokkos::team_tiled", policy, KOKKOS_LAMBDA(const Member& team) {
             const Scratch<Space, TileBody> staged(team.team_scratch(0), tile);
             const Scratch<Space, Pull> partial(team.team_scratch(0), tile);
             const int block_start = team.league_rank() * tile;
             const int block_size = n - block_start < tile ? n - block_start : tile;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, block_size),
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size),
                                  [&](const int k) { partial(k) = Pull{}; });
             for (int tile_start = 0; tile_start < n; tile_start += tile) {
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int k) {
+                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int k) {
                     const int j = tile_start + k;
                     staged(k) = j < n ? TileBody{x(j), y(j), m(j), 0.0f} : TileBody{0.0f, 0.0f, 0.0f, 0.0f};
                 });
                 team.team_barrier();
                 // A thread takes body k, and with two bodies per thread also body k + groups: both
-                // sums share each staged load.
+                // sums share each staged load (register blocking, as cuda.unrolled).
                 const int groups = bodies_per_thread == 2 ? (block_size + 1) / 2 : block_size;
                 Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
                     const float xi = x(block_start + k), yi = y(block_start + k);
                     Pull sum = partial(k);
-                    if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
+                    if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
+                        Pull tile_sum;
+                        Kokkos::parallel_reduce(
+                            Kokkos::ThreadVectorRange(team, tile),
+                            [&](const int t, Pull& lane_sum) {
+                                const TileBody b = staged(t);
+                                accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, lane_sum.x, lane_sum.y, InvSqrt{});
+                            },
+                            tile_sum);
+                        sum += tile_sum;
+                    } else if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
                         NBODY_KOKKOS_UNROLL_TILE
                         for (int t = 0; t < tile; ++t) {
                             const TileBody b = staged(t);
@@ -88,15 +100,29 @@ void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Sp
                         }
                         if (second) partial(k2) = sum2;
                     }
-                    partial(k) = sum;
+                    Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
                 });
                 team.team_barrier();
             }
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, block_size), [&](const int k) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
                 ax(block_start + k) = partial(k).x;
                 ay(block_start + k) = partial(k).y;
             });
         });
+}
+
+// The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
+// numbers, because vector lanes and two bodies per thread exclude each other.
+struct BodyMapping {
+    int vector_length;
+    int bodies_per_thread;
+};
+
+inline BodyMapping body_mapping_of(const std::string& name) {
+    if (name == "pair") return {1, 2};
+    if (name == "lanes2") return {2, 1};
+    if (name == "lanes4") return {4, 1};
+    return {1, 1};  // "thread"
 }
 
 template <class Space>
@@ -106,7 +132,8 @@ public:
         : KokkosSimulation<Space>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
           tile_(static_cast<int>(tuning_int(tuning, "tile"))),
-          bodies_per_thread_(static_cast<int>(tuning_int(tuning, "bodies_per_thread"))) {
+          mapping_(body_mapping_of(tuning.at("body_mapping"))) {
+        check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         if (team_tiled_scratch_bytes<Space>(tile_) > limit)
             throw UsageError("tuning tile=" + std::to_string(tile_) + " needs " +
@@ -117,10 +144,11 @@ public:
 private:
     void compute_pulls() override {
         team_tiled_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
-                         this->eps2(), team_size_, tile_, bodies_per_thread_);
+                         this->eps2(), team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread);
     }
 
-    int team_size_, tile_, bodies_per_thread_;
+    int team_size_, tile_;
+    BodyMapping mapping_;
 };
 
 }  // namespace kokkos
@@ -133,13 +161,20 @@ void register_kokkos_team_tiled(Registry& registry) {
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
         [](bool gpu) {
+            TuningParameter mapping{.name = "body_mapping",
+                                    .description = "thread: one body per thread; pair: two per thread, sharing "
+                                                   "each staged load; lanes2/lanes4: a body's tile split over "
+                                                   "2/4 vector lanes",
+                                    .default_value = gpu ? "pair" : "thread",
+                                    .allowed_values = {"thread"},
+                                    .min_value = 0,
+                                    .max_value = 0};
+            if (gpu) mapping.allowed_values = {"thread", "pair", "lanes2", "lanes4"};
             return std::vector<TuningParameter>{
                 kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1,
                                             gpu ? 256 : 1),
                 kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024, 512),
-                kokkos::power_of_two_tuning("bodies_per_thread",
-                                            "bodies a thread sums at once, sharing each staged load", 1, gpu ? 2 : 1,
-                                            gpu ? 2 : 1)};
+                mapping};
         });
 }
 
