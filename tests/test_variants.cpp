@@ -113,10 +113,11 @@ TEST(Registry, UnknownOrInvalidTuningsAreUsageErrors) {
     const VariantDescriptor* serial = builtin_registry().find("serial.reference");
     ASSERT_NE(serial, nullptr);
     EXPECT_THROW(Registry::resolve_tuning(*serial, {{"block", "64"}}), UsageError);
-    VariantDescriptor tuned{.id = "test.tuned",
-                            .backend = "test",
-                            .tunings = {{.name = "block", .default_value = "64", .allowed_values = {"32", "64"}},
-                                        {.name = "threads", .default_value = "1", .min_value = 1, .max_value = 4}}};
+    VariantDescriptor tuned;
+    tuned.id = "test.tuned";
+    tuned.backend = "test";
+    tuned.tunings = {{.name = "block", .description = "", .default_value = "64", .allowed_values = {"32", "64"}},
+                     {.name = "threads", .description = "", .default_value = "1", .allowed_values = {}, .min_value = 1, .max_value = 4}};
     EXPECT_EQ(Registry::resolve_tuning(tuned, {{"block", "32"}}).at("block"), "32");
     EXPECT_THROW(Registry::resolve_tuning(tuned, {{"block", "48"}}), UsageError);
     EXPECT_EQ(Registry::resolve_tuning(tuned, {{"threads", "4"}}).at("threads"), "4");
