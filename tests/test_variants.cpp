@@ -22,6 +22,9 @@ struct Case {
     std::string name;
 };
 
+// Test names (and ctest's) show the case's name rather than its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 // The defaults, then each listed value of each choice tuning and both ends of each integer range.
 std::vector<Case> cases() {
     std::vector<Case> out;
@@ -103,7 +106,9 @@ TEST(Registry, EveryVariantIsListedWithAvailabilityAndValidDefaults) {
     ASSERT_NE(builtin_registry().find("serial.reference"), nullptr);
     for (const auto& v : builtin_registry().all()) {
         const Availability a = v.availability();
-        if (!a.available) EXPECT_FALSE(a.reason.empty()) << v.id << " is unavailable without a reason";
+        if (!a.available) {
+            EXPECT_FALSE(a.reason.empty()) << v.id << " is unavailable without a reason";
+        }
         EXPECT_NO_THROW(Registry::resolve_tuning(v, {})) << v.id;
         EXPECT_EQ(v.id.rfind(v.backend + ".", 0), 0u) << v.id << " does not start with its backend";
     }
