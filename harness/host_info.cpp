@@ -73,6 +73,10 @@ std::vector<int> allowed_cpus() {
     return cpus;
 }
 
+// Read when the program loads, before any variant runs: a runtime that pins the main thread
+// (Kokkos with OpenMP does) would otherwise make the process look like it has one CPU.
+const std::vector<int> cpus_at_start = allowed_cpus();
+
 // The core clock as it runs now: a chain of dependent 64-bit multiplies retires one multiply
 // every 3 cycles (imul r64 latency on every x86-64 core since Nehalem and Zen), so 3 * multiplies /
 // seconds is the clock. Timed by the wall clock, best of 10 runs: time lost to other processes can
@@ -109,7 +113,7 @@ CpuInfo read_host_cpu() {
     if (info.model_name.empty()) info.model_name = cpuinfo_value(cpuinfo, "Model");
     if (info.model_name.empty()) info.model_name = "unknown";
 
-    const std::vector<int> cpus = allowed_cpus();
+    const std::vector<int>& cpus = cpus_at_start;
     info.logical_cpus = static_cast<int>(cpus.size());
     std::set<std::pair<std::string, std::string>> cores;
     for (int c : cpus) {

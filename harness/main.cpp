@@ -5,13 +5,9 @@
 #include <string>
 
 #include "commands.hpp"
-#include "host_info.hpp"
 #include "nbody/errors.hpp"
 
 int main(int argc, char** argv) {
-    // Read the host's CPUs before any variant runs: a runtime that pins the main thread (Kokkos
-    // with OpenMP does) would otherwise make the process look like it has one CPU.
-    nbody::host_cpu_info();
     CLI::App app{"nbody-bench: the 2D N-body + activity-map benchmark suite (CUDA, Kokkos, OpenMP, serial)"};
     app.require_subcommand(1);
     int exit_status = 0;
