@@ -7,7 +7,9 @@
 // thread sum two bodies against each staged load (register blocking, as cuda.unrolled), and
 // lanes2/lanes4 split a body's sum over a tile across vector lanes (a ThreadVectorRange reduction;
 // measured slower, kept as the hierarchical alternative). The last tile is padded with zero-mass
-// bodies, whose pull is exactly zero, so every thread reaches every barrier.
+// bodies, whose pull is exactly zero, so every thread reaches every barrier. `slices` splits the j
+// tiles over several teams per block (as cuda.sliced), each adding its partial pulls atomically,
+// so that small N still give every SM (or host thread) teams to run.
 #include <string>
 
 #include "kokkos_simulation.hpp"
@@ -40,25 +42,42 @@ std::size_t team_tiled_scratch_bytes(int tile) {
 #define NBODY_KOKKOS_UNROLL_TILE
 #endif
 
+// The number of slices that gives the space two teams per thread it can run at once (two waves of
+// full teams on the GPU), at most one slice per tile.
+template <class Space>
+int auto_slices(const Space& space, int n, int team_size, int tile) {
+    const long blocks = (n + tile - 1) / tile;
+    const long wanted_teams = 2L * space.concurrency() / team_size;
+    const long slices = (wanted_teams + blocks - 1) / blocks;
+    return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
+}
+
 template <class Space>
 void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
                       DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size, int tile,
-                      int vector_length, int bodies_per_thread) {
+                      int vector_length, int bodies_per_thread, int slices) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     const int blocks = (n + tile - 1) / tile;
+    const int tiles_per_slice = (blocks + slices - 1) / slices;
+    if (slices > 1) {  // the slices add into zeroed pulls
+        Kokkos::deep_copy(space, ax, 0.0f);
+        Kokkos::deep_copy(space, ay, 0.0f);
+    }
     const auto policy =
-        Policy(space, blocks, team_size, vector_length)
+        Policy(space, blocks * slices, team_size, vector_length)
             .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
     Kokkos::parallel_for(
         "nbody::kokkos::team_tiled", policy, KOKKOS_LAMBDA(const Member& team) {
             const Scratch<Space, TileBody> staged(team.team_scratch(0), tile);
             const Scratch<Space, Pull> partial(team.team_scratch(0), tile);
-            const int block_start = team.league_rank() * tile;
+            const int block_start = (team.league_rank() % blocks) * tile;
             const int block_size = n - block_start < tile ? n - block_start : tile;
+            const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
+            const int slice_end = slice_start + tiles_per_slice * tile < n ? slice_start + tiles_per_slice * tile : n;
             Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size),
                                  [&](const int k) { partial(k) = Pull{}; });
-            for (int tile_start = 0; tile_start < n; tile_start += tile) {
+            for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int k) {
                     const int j = tile_start + k;
                     staged(k) = j < n ? TileBody{x(j), y(j), m(j), 0.0f} : TileBody{0.0f, 0.0f, 0.0f, 0.0f};
@@ -105,8 +124,13 @@ void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Sp
                 team.team_barrier();
             }
             Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
-                ax(block_start + k) = partial(k).x;
-                ay(block_start + k) = partial(k).y;
+                if (slices == 1) {
+                    ax(block_start + k) = partial(k).x;
+                    ay(block_start + k) = partial(k).y;
+                } else {
+                    Kokkos::atomic_add(&ax(block_start + k), partial(k).x);
+                    Kokkos::atomic_add(&ay(block_start + k), partial(k).y);
+                }
             });
         });
 }
@@ -132,7 +156,10 @@ public:
         : KokkosSimulation<Space>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
           tile_(static_cast<int>(tuning_int(tuning, "tile"))),
-          mapping_(body_mapping_of(tuning.at("body_mapping"))) {
+          mapping_(body_mapping_of(tuning.at("body_mapping"))),
+          slices_(tuning.at("slices") == "auto"
+                      ? auto_slices(this->space(), this->n(), team_size_, tile_)
+                      : static_cast<int>(tuning_int(tuning, "slices"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         if (team_tiled_scratch_bytes<Space>(tile_) > limit)
@@ -144,11 +171,13 @@ public:
 private:
     void compute_pulls() override {
         team_tiled_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
-                         this->eps2(), team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread);
+                         this->eps2(), team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread,
+                         slices_);
     }
 
     int team_size_, tile_;
     BodyMapping mapping_;
+    int slices_;  // teams per block of bodies, each summing its share of the j tiles
 };
 
 }  // namespace kokkos
@@ -174,7 +203,12 @@ void register_kokkos_team_tiled(Registry& registry) {
                 kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1,
                                             gpu ? 256 : 1),
                 kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024, 512),
-                mapping};
+                mapping,
+                {.name = "slices",
+                 .description = "teams per block of bodies, splitting the j tiles between them (auto: two teams "
+                                "per thread the space runs at once)",
+                 .default_value = "auto",
+                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}}};
         });
 }
 
