@@ -71,9 +71,10 @@ TEST(OmpStatic, BitIdenticalToTheSerialReference) {
     }
 }
 
-// Odd and even N (the middle row of an odd N pairs with itself) against the float64 reference.
+// N of every remainder mod 4 (rows in blocks of 4, the last N mod 4 rows and columns alone), an
+// odd and an even number of blocks (the middle block pairs with itself), against float64.
 TEST(OmpEdgeSharing, EveryPairCountedOnceForOddAndEvenN) {
-    for (std::size_t n : {1u, 2u, 7u, 64u, 257u}) {
+    for (std::size_t n : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 12u, 13u, 64u, 257u}) {
         BodiesT<double> reference = BodiesT<double>::converted_from(generate_bodies(n));
         reference_fp64_advance(reference, PhysicsConstants{}, 2);
         const Outcome out = simulate("omp.edge_sharing", {{"threads", "2"}}, n, 4, 2);
