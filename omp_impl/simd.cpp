@@ -121,7 +121,10 @@ void pull_tile(const PaddedBodies& b, std::size_t row0, std::size_t j_block, flo
     using V = typename Ops::V;
     const V eps2v = Ops::set1(eps2);
     const V k = Ops::set1(kRefineK);
-    for (std::size_t r = row0; r < row0 + kTileRows; ++r) ax[r] = ay[r] = 0.0f;
+    // The tile's row sums stay vectors across the j blocks (reduced to scalars once, at the end):
+    // reducing them per block cost ~3 % at j_block=2048, ~10 % at 512.
+    V tile_sx[kTileRows], tile_sy[kTileRows];
+    for (std::size_t r = 0; r < kTileRows; ++r) tile_sx[r] = tile_sy[r] = Ops::set1(0.0f);
     for (std::size_t j0 = 0; j0 < b.n_padded; j0 += j_block) {
         const std::size_t j1 = std::min(j0 + j_block, b.n_padded);
         for (std::size_t g = row0; g < row0 + kTileRows; g += kGroupRows) {
@@ -129,7 +132,8 @@ void pull_tile(const PaddedBodies& b, std::size_t row0, std::size_t j_block, flo
             for (std::size_t r = 0; r < kGroupRows; ++r) {
                 xi[r] = Ops::set1(b.x[g + r]);
                 yi[r] = Ops::set1(b.y[g + r]);
-                sx[r] = sy[r] = Ops::set1(0.0f);
+                sx[r] = tile_sx[g - row0 + r];
+                sy[r] = tile_sy[g - row0 + r];
             }
             for (std::size_t j = j0; j < j1; j += Ops::lanes) {
                 const V xj = Ops::load(b.x + j), yj = Ops::load(b.y + j), mj = Ops::load(b.m + j);
@@ -151,10 +155,14 @@ void pull_tile(const PaddedBodies& b, std::size_t row0, std::size_t j_block, flo
                 }
             }
             for (std::size_t r = 0; r < kGroupRows; ++r) {
-                ax[g + r] += Ops::sum(sx[r]);
-                ay[g + r] += Ops::sum(sy[r]);
+                tile_sx[g - row0 + r] = sx[r];
+                tile_sy[g - row0 + r] = sy[r];
             }
         }
+    }
+    for (std::size_t r = 0; r < kTileRows; ++r) {
+        ax[row0 + r] = Ops::sum(tile_sx[r]);
+        ay[row0 + r] = Ops::sum(tile_sy[r]);
     }
 }
 
