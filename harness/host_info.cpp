@@ -1,6 +1,9 @@
 #include "host_info.hpp"
 
 #include <sched.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -62,15 +65,24 @@ bool env_number(const char* name, double& value) {
 }
 
 std::vector<int> allowed_cpus() {
-    std::vector<int> cpus;
+    std::set<int> cpus;
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof(set), &set) == 0) {
         for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+            if (CPU_ISSET(c, &set)) cpus.insert(c);
     }
-    if (cpus.empty()) cpus.push_back(0);
-    return cpus;
+#ifdef _OPENMP
+    // With OMP_PROC_BIND set, libgomp pins the main thread to its first place while it loads,
+    // before any of this program runs; its places still list every CPU the process was given.
+    for (int place = 0; place < omp_get_num_places(); ++place) {
+        std::vector<int> ids(static_cast<std::size_t>(omp_get_place_num_procs(place)));
+        omp_get_place_proc_ids(place, ids.data());
+        cpus.insert(ids.begin(), ids.end());
+    }
+#endif
+    if (cpus.empty()) cpus.insert(0);
+    return {cpus.begin(), cpus.end()};
 }
 
 // Read when the program loads, before any variant runs: a runtime that pins the main thread

@@ -1,10 +1,14 @@
 // nbody-bench as a user runs it: list, run, written files, and exit status 2 with a one-line
 // message on bad input, leaving nothing half-written.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "nbody/io.hpp"
 #include "test_support.hpp"
@@ -19,9 +23,10 @@ struct Outcome {
     std::string out, err;
 };
 
-Outcome run_bench(const std::string& args, const TempDir& dir) {
+// env: variable assignments put before the command ("NAME=value ...").
+Outcome run_bench(const std::string& args, const TempDir& dir, const std::string& env = "") {
     const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-    const std::string command = std::string(NBODY_BENCH_PATH) + " " + args + " >" + out + " 2>" + err;
+    const std::string command = env + std::string(NBODY_BENCH_PATH) + " " + args + " >" + out + " 2>" + err;
     const int raw = std::system(command.c_str());
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::read_text(out), testing::read_text(err)};
 }
@@ -91,6 +96,25 @@ TEST(Cli, InputFileSetsNAndMustAgreeWithN) {
     const Outcome mismatch = run_bench("run --variant serial.reference --steps 1 -n 4 --input " + input, dir);
     EXPECT_EQ(mismatch.status, 2);
     EXPECT_NE(mismatch.err.find("holds 3 bodies"), std::string::npos) << mismatch.err;
+}
+
+TEST(Cli, ResultsCountTheProcessCpusWhenOpenMPBindsThreads) {
+    // libgomp pins the main thread while it loads when OMP_PROC_BIND is set; the CPU limit must
+    // still count every CPU the process was given.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+    const int given = CPU_COUNT(&set);
+    const TempDir dir;
+    const std::string matrix = dir.file("m.json"), results = dir.file("r.json");
+    std::ofstream(matrix) << R"({"name": "bind", "description": "OpenMP binding", "steps": 1, "warmup_steps": 0, "repetitions": 1,
+        "groups": [{"name": "g", "variants": ["serial.reference"], "n": [64], "d": [4]}]})";
+    for (const char* bind : {"", "OMP_PROC_BIND=spread OMP_PLACES=threads ", "OMP_PROC_BIND=close "}) {
+        const Outcome r = run_bench(std::string("matrix ") + matrix + " --out " + results + " --overwrite", dir, bind);
+        ASSERT_EQ(r.status, 0) << bind << r.err;
+        const auto json = nlohmann::json::parse(testing::read_text(results));
+        EXPECT_EQ(json["context"]["host_cpu"]["logical_cpus"].get<int>(), given) << bind;
+    }
 }
 
 }  // namespace
