@@ -63,11 +63,12 @@ void for_each_space(Visit visit) {
 #endif
 }
 
-// The reciprocal square root: the hardware approximation on the GPU (MUFU.RSQ, as the CUDA
-// variants), correctly rounded 1/sqrt on the host (as serial and OpenMP). On the GPU its flush-to-
-// zero form: rsqrtf() wraps MUFU.RSQ in a rescaling of denormal arguments (a compare and two
-// predicated multiplies per interaction, 3 of 13 instructions), which this argument,
-// |d|^2 + eps^2 >= eps^2, never is while eps > 0; the result of MUFU.RSQ is the same.
+// The reciprocal square root: the hardware approximation on both sides. On the GPU its flush-to-
+// zero form of MUFU.RSQ: rsqrtf() wraps MUFU.RSQ in a rescaling of denormal arguments (a compare
+// and two predicated multiplies per interaction, 3 of 13 instructions), which this argument,
+// |d|^2 + eps^2 >= eps^2, never is while eps > 0. On the host, 1/sqrt compiled with
+// kokkos_impl's math flags: GCC's hardware estimate plus one Newton step (rsqrtps for 128/256-bit
+// vectors; for 512-bit ones GCC 12 emits a sqrt estimate and a reciprocal estimate, each refined).
 struct InvSqrt {
     KOKKOS_INLINE_FUNCTION float operator()(float v) const {
 #if defined(__CUDA_ARCH__)
