@@ -3,11 +3,13 @@
 //
 // How each CPU input is read (and recorded beside its value, in `*_source`):
 //  - cores: distinct (package, core) pairs of /sys/devices/system/cpu/cpuN/topology among the CPUs
-//    this process may run on (sched_getaffinity); SMT siblings share one core's FP32 pipes.
+//    this process may run on (sched_getaffinity at load, with OpenMP's places); SMT siblings share
+//    one core's FP32 pipes.
 //  - clock: the larger of the reported clock (cpufreq's cpuinfo_max_freq, else the highest "cpu MHz"
 //    of /proc/cpuinfo, which on virtual machines is often the nominal clock) and the clock measured
-//    with a chain of dependent integer adds (one per cycle; best of 10 runs of 2e7 adds timed
-//    with the thread's CPU time, x86-64).
+//    with a chain of dependent 64-bit multiplies (3 cycles each; best of 10 runs of 4e6 timed by the
+//    wall clock, x86-64). The same chain on every CPU at once gives the all-core clock, recorded
+//    beside it.
 //  - SIMD FP32 lanes: the widest vector extension in /proc/cpuinfo's flags (avx512f 16, avx 8,
 //    sse 4; aarch64 asimd 4).
 //  - FMA pipes: not visible to software; 2 when the fma flag is present (every x86 core with FMA
@@ -27,6 +29,7 @@ struct CpuInfo {
     int physical_cores = 1;   // distinct cores among them
     double clock_hz = 0.0;
     std::string clock_source;
+    double all_cpus_busy_clock_hz = 0.0;  // mean clock with the chain on every CPU at once; 0: not measured
     int simd_fp32_lanes = 1;
     std::string simd_source;
     int fma_pipes = 1;

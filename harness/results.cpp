@@ -75,6 +75,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
                      {"physical_cores", cpu.physical_cores},
                      {"clock_hz", cpu.clock_hz},
                      {"clock_source", cpu.clock_source},
+                     {"all_cpus_busy_clock_hz", cpu.all_cpus_busy_clock_hz},
                      {"simd_fp32_lanes", cpu.simd_fp32_lanes},
                      {"simd_source", cpu.simd_source},
                      {"fma_pipes", cpu.fma_pipes},
