@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -106,9 +105,10 @@ TEST(Cli, ResultsCountTheProcessCpusWhenOpenMPBindsThreads) {
     ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
     const int given = CPU_COUNT(&set);
     const TempDir dir;
-    const std::string matrix = dir.file("m.json"), results = dir.file("r.json");
-    std::ofstream(matrix) << R"({"name": "bind", "description": "OpenMP binding", "steps": 1, "warmup_steps": 0, "repetitions": 1,
-        "groups": [{"name": "g", "variants": ["serial.reference"], "n": [64], "d": [4]}]})";
+    const std::string results = dir.file("r.json");
+    const std::string matrix = dir.write("m.json", R"({"name": "bind", "description": "OpenMP binding", "steps": 1,
+        "warmup_steps": 0, "repetitions": 1,
+        "groups": [{"name": "g", "variants": ["serial.reference"], "n": [64], "d": [4]}]})");
     for (const char* bind : {"", "OMP_PROC_BIND=spread OMP_PLACES=threads ", "OMP_PROC_BIND=close "}) {
         const Outcome r = run_bench(std::string("matrix ") + matrix + " --out " + results + " --overwrite", dir, bind);
         ASSERT_EQ(r.status, 0) << bind << r.err;

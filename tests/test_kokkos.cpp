@@ -5,7 +5,6 @@
 // positions; tunings outside a space's limits are refused.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <sstream>
@@ -14,9 +13,12 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::max_position_error;
 
 constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical"};
 
@@ -69,13 +71,6 @@ TEST(Kokkos, RegistersEveryVariantForEverySpaceItHas) {
             EXPECT_EQ(v->runs_on_gpu, space == "cuda");
         }
     EXPECT_EQ(builtin_registry().match("kokkos.*").size(), spaces.size() * std::size(kVariants));
-}
-
-double max_position_error(const Bodies& state, const BodiesT<double>& reference) {
-    double worst = 0.0;
-    for (std::size_t i = 0; i < state.size(); ++i)
-        worst = std::max({worst, std::abs(state.x[i] - reference.x[i]), std::abs(state.y[i] - reference.y[i])});
-    return worst;
 }
 
 TEST(Kokkos, HostSpacesStayCloseToTheFloat64Reference) {

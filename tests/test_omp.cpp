@@ -15,9 +15,12 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::max_position_error;
 
 struct Outcome {
     Bodies state;
@@ -38,13 +41,6 @@ Outcome simulate(const std::string& id, const TuningValues& tuning, std::size_t 
     Outcome out;
     sim->download(out.state, out.map);
     return out;
-}
-
-double max_position_error(const Bodies& state, const BodiesT<double>& reference) {
-    double worst = 0.0;
-    for (std::size_t i = 0; i < state.size(); ++i)
-        worst = std::max({worst, std::abs(state.x[i] - reference.x[i]), std::abs(state.y[i] - reference.y[i])});
-    return worst;
 }
 
 TEST(OmpEdgeSharing, BitIdenticalForAFixedThreadCount) {

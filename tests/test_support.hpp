@@ -1,12 +1,16 @@
 #pragma once
-// Small helpers shared by the test files: temporary folders and files.
+// Small helpers shared by the test files: temporary folders and files, position errors.
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
+
+#include "nbody/bodies.hpp"
 
 namespace nbody::testing {
 
@@ -39,6 +43,14 @@ private:
 inline std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The largest |x - x_ref| or |y - y_ref| over all bodies.
+inline double max_position_error(const Bodies& state, const BodiesT<double>& reference) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < state.size(); ++i)
+        worst = std::max({worst, std::abs(state.x[i] - reference.x[i]), std::abs(state.y[i] - reference.y[i])});
+    return worst;
 }
 
 }  // namespace nbody::testing
