@@ -74,7 +74,8 @@ void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Sp
             const int block_start = (team.league_rank() % blocks) * tile;
             const int block_size = n - block_start < tile ? n - block_start : tile;
             const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
-            const int slice_end = slice_start + tiles_per_slice * tile < n ? slice_start + tiles_per_slice * tile : n;
+            const int slice_stop = slice_start + tiles_per_slice * tile;
+            const int slice_end = slice_stop < n ? slice_stop : n;
             Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size),
                                  [&](const int k) { partial(k) = Pull{}; });
             for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
