@@ -241,7 +241,7 @@ const CpuInfo& host_cpu_info() {
 }
 
 double cpu_fp32_interaction_limit(const CpuLimitInputs& in) {
-    return in.cores * in.clock_hz * in.simd_fp32_lanes * in.fma_pipes / kFlopsPerInteraction;
+    return in.cores * in.clock_hz * in.simd_fp32_lanes * in.fma_pipes / flops_per_interaction(Workload{});
 }
 
 CpuLimitInputs host_cpu_limit_inputs(int cores) {
@@ -253,7 +253,7 @@ CpuLimitInputs host_cpu_limit_inputs(int cores) {
 }
 
 double gpu_fp32_interaction_limit(const GpuInfo& gpu) {
-    return gpu.sm_count * gpu.sm_clock_hz * gpu.fp32_lanes_per_sm / kFlopsPerInteraction;
+    return gpu.sm_count * gpu.sm_clock_hz * gpu.fp32_lanes_per_sm / flops_per_interaction(Workload{});
 }
 
 int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning) {

@@ -49,13 +49,37 @@ TEST(Generator, PositionsAreInTheUnitSquare) {
 }
 
 TEST(Generator, PositionOfOneBodyMatchesTheSequence) {
-    const Bodies b = generate_bodies(500, 99);
-    for (std::size_t i : {0u, 1u, 17u, 499u}) {
-        float x = -1, y = -1;
-        generated_position(99, i, x, y);
-        EXPECT_EQ(x, b.x[i]) << i;
-        EXPECT_EQ(y, b.y[i]) << i;
+    for (int dim : {2, 3}) {
+        const Bodies b = generate_bodies_of<float>(500, dim, 99);
+        for (std::size_t i : {0u, 1u, 17u, 499u})
+            for (int axis = 0; axis < dim; ++axis)
+                EXPECT_EQ(generated_coordinate(99, i, dim, axis), b.position(axis)[i]) << dim << "D body " << i;
     }
+}
+
+// SPEC §2: in 3D body i takes draws 3i, 3i+1, 3i+2 (x, y, z) of the one stream.
+TEST(Generator, ThreeDimensionsDrawXYZPerBodyFromOneStream) {
+    const Bodies b = generate_bodies_of<float>(64, 3, 7);
+    SplitMix64 rng(7);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        EXPECT_EQ(b.x[i], unit_float_from(rng.next())) << i;
+        EXPECT_EQ(b.y[i], unit_float_from(rng.next())) << i;
+        EXPECT_EQ(b.z[i], unit_float_from(rng.next())) << i;
+        EXPECT_EQ(b.vz[i], 0.0f);
+    }
+}
+
+// Positions are exact in both precisions; the mass is 1/N in the workload's precision.
+TEST(Generator, Float64StateHasTheSamePositionsAndA64BitMass) {
+    const auto single = generate_bodies_of<float>(1000, 3, 5);
+    const auto wide = generate_bodies_of<double>(1000, 3, 5);
+    for (std::size_t i = 0; i < single.size(); ++i) {
+        EXPECT_EQ(static_cast<double>(single.x[i]), wide.x[i]);
+        EXPECT_EQ(static_cast<double>(single.z[i]), wide.z[i]);
+    }
+    EXPECT_EQ(wide.m[0], 1.0 / 1000.0);
+    EXPECT_EQ(single.m[0], 1.0f / 1000.0f);
+    EXPECT_NE(static_cast<double>(single.m[0]), wide.m[0]);
 }
 
 }  // namespace

@@ -25,23 +25,30 @@ float unit_float_from(std::uint64_t draw) {
     return static_cast<float>(draw >> 40) * 0x1.0p-24f;
 }
 
-void generated_position(std::uint64_t seed, std::size_t index, float& x, float& y) {
-    x = unit_float_from(SplitMix64::output_at(seed, 2 * static_cast<std::uint64_t>(index)));
-    y = unit_float_from(SplitMix64::output_at(seed, 2 * static_cast<std::uint64_t>(index) + 1));
+float generated_coordinate(std::uint64_t seed, std::size_t index, int dim, int axis) {
+    const auto k = static_cast<std::uint64_t>(dim) * static_cast<std::uint64_t>(index) + static_cast<std::uint64_t>(axis);
+    return unit_float_from(SplitMix64::output_at(seed, k));
 }
 
-Bodies generate_bodies(std::size_t n, std::uint64_t seed) {
-    Bodies bodies(n);
+template <class Real>
+BodiesT<Real> generate_bodies_of(std::size_t n, int dim, std::uint64_t seed) {
+    BodiesT<Real> bodies(n, dim);
     SplitMix64 rng(seed);
-    const float mass = 1.0f / static_cast<float>(n);
+    const Real mass = Real(1) / static_cast<Real>(n);
     for (std::size_t i = 0; i < n; ++i) {
-        bodies.x[i] = unit_float_from(rng.next());
-        bodies.y[i] = unit_float_from(rng.next());
-        bodies.vx[i] = 0.0f;
-        bodies.vy[i] = 0.0f;
+        for (int axis = 0; axis < dim; ++axis) bodies.position(axis)[i] = unit_float_from(rng.next());
+        for (int axis = 0; axis < dim; ++axis) bodies.velocity(axis)[i] = Real(0);
         bodies.m[i] = mass;
     }
     return bodies;
+}
+
+template BodiesT<float> generate_bodies_of<float>(std::size_t, int, std::uint64_t);
+template BodiesT<double> generate_bodies_of<double>(std::size_t, int, std::uint64_t);
+
+HostState generate_state(const Workload& workload, std::size_t n, std::uint64_t seed) {
+    if (workload.precision == Precision::fp32) return generate_bodies_of<float>(n, workload.dim, seed);
+    return generate_bodies_of<double>(n, workload.dim, seed);
 }
 
 }  // namespace nbody

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
 
 #include "nbody/errors.hpp"
@@ -19,7 +20,18 @@ namespace nbody {
 
 namespace {
 
-constexpr std::array<const char*, 5> kFieldNames = {"x", "y", "vx", "vy", "m"};
+// Field names in file order, by dimension.
+const std::vector<std::string>& field_names(int dim) {
+    static const std::vector<std::string> two = {"x", "y", "vx", "vy", "m"};
+    static const std::vector<std::string> three = {"x", "y", "z", "vx", "vy", "vz", "m"};
+    return dim == 3 ? three : two;
+}
+
+std::string joined_field_names(int dim) {
+    std::string out;
+    for (const auto& name : field_names(dim)) out += (out.empty() ? "" : ",") + name;
+    return out;
+}
 
 std::string trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t\r");
@@ -28,38 +40,49 @@ std::string trim(std::string_view text) {
     return std::string(text.substr(first, last - first + 1));
 }
 
+template <class Real>
 struct ParsedLine {
     std::size_t line_number;
-    std::array<std::optional<float>, 5> fields;
+    std::vector<std::optional<Real>> fields;
 };
 
 [[noreturn]] void fail(const std::string& path, std::size_t line, const std::string& what) {
     throw InputError(path + ":" + std::to_string(line) + ": " + what);
 }
 
-float parse_field(const std::string& path, std::size_t line, std::size_t field, const std::string& text) {
-    const std::string where = "field " + std::to_string(field + 1) + " (" + kFieldNames[field] + ")";
-    float value = 0.0f;
+template <class Real>
+constexpr const char* range_name() {
+    return sizeof(Real) == sizeof(float) ? "float32" : "float64";
+}
+
+template <class Real>
+Real parse_field(const std::string& path, std::size_t line, std::size_t field, int dim, const std::string& text) {
+    const std::string where = "field " + std::to_string(field + 1) + " (" + field_names(dim)[field] + ")";
+    Real value = 0;
     const char* begin = text.data();
     const char* end = text.data() + text.size();
     if (!text.empty() && *begin == '+') ++begin;  // from_chars rejects a leading '+'
     const auto [ptr, ec] = std::from_chars(begin, end, value);
     if (ec == std::errc::result_out_of_range)
-        fail(path, line, where + ": '" + text + "' is out of float32 range");
+        fail(path, line, where + ": '" + text + "' is out of " + range_name<Real>() + " range");
     if (ec != std::errc() || ptr != end) fail(path, line, where + ": '" + text + "' is not a number");
     if (!std::isfinite(value)) fail(path, line, where + ": '" + text + "' is not finite");
-    if (field == 4 && !(value > 0.0f)) fail(path, line, where + ": mass must be positive, got '" + text + "'");
+    if (field + 1 == field_names(dim).size() && !(value > Real(0)))
+        fail(path, line, where + ": mass must be positive, got '" + text + "'");
     return value;
 }
 
 }  // namespace
 
-Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed) {
+template <class Real>
+BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
+                                 int dim) {
     std::ifstream in(path);
     if (!in) throw InputError(path + ": cannot open input file: " + std::strerror(errno));
     if (std::filesystem::is_directory(path)) throw InputError(path + ": is a directory, not an input file");
 
-    std::vector<ParsedLine> lines;
+    const std::size_t field_count = field_names(dim).size();
+    std::vector<ParsedLine<Real>> lines;
     std::string raw;
     std::size_t line_number = 0;
     while (std::getline(in, raw)) {
@@ -67,17 +90,18 @@ Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expec
         const std::string text = trim(raw);
         if (text.empty() || text.front() == '#') continue;
         const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
-        if (fields != kFieldNames.size())
-            fail(path, line_number, "expected 5 fields x,y,vx,vy,m, found " + std::to_string(fields));
-        ParsedLine parsed{line_number, {}};
+        if (fields != field_count)
+            fail(path, line_number, "expected " + std::to_string(field_count) + " fields " + joined_field_names(dim) +
+                                        " (--dim " + std::to_string(dim) + "), found " + std::to_string(fields));
+        ParsedLine<Real> parsed{line_number, std::vector<std::optional<Real>>(field_count)};
         std::size_t start = 0;
-        for (std::size_t f = 0; f < kFieldNames.size(); ++f) {
+        for (std::size_t f = 0; f < field_count; ++f) {
             const std::size_t comma = text.find(',', start);
             const std::string field = trim(std::string_view(text).substr(start, comma - start));
-            if (!field.empty()) parsed.fields[f] = parse_field(path, line_number, f, field);
+            if (!field.empty()) parsed.fields[f] = parse_field<Real>(path, line_number, f, dim, field);
             start = comma + 1;
         }
-        lines.push_back(parsed);
+        lines.push_back(std::move(parsed));
     }
     if (in.bad()) throw InputError(path + ": read error: " + std::strerror(errno));
     if (lines.empty()) throw InputError(path + ": contains no bodies");
@@ -86,19 +110,26 @@ Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expec
                          std::to_string(*expected_n) + " was asked for");
 
     const std::size_t n = lines.size();
-    const float default_mass = 1.0f / static_cast<float>(n);
-    Bodies bodies(n);
+    const Real default_mass = Real(1) / static_cast<Real>(n);
+    BodiesT<Real> bodies(n, dim);
     for (std::size_t i = 0; i < n; ++i) {
         const auto& f = lines[i].fields;
-        float gx = 0.0f, gy = 0.0f;
-        if (!f[0] || !f[1]) generated_position(seed, i, gx, gy);
-        bodies.x[i] = f[0].value_or(gx);
-        bodies.y[i] = f[1].value_or(gy);
-        bodies.vx[i] = f[2].value_or(0.0f);
-        bodies.vy[i] = f[3].value_or(0.0f);
-        bodies.m[i] = f[4].value_or(default_mass);
+        for (int axis = 0; axis < dim; ++axis) {
+            bodies.position(axis)[i] = f[axis] ? *f[axis] : Real(generated_coordinate(seed, i, dim, axis));
+            bodies.velocity(axis)[i] = f[dim + axis].value_or(Real(0));
+        }
+        bodies.m[i] = f[2 * dim].value_or(default_mass);
     }
     return bodies;
+}
+
+template BodiesT<float> read_bodies_csv_of<float>(const std::string&, std::optional<std::size_t>, std::uint64_t, int);
+template BodiesT<double> read_bodies_csv_of<double>(const std::string&, std::optional<std::size_t>, std::uint64_t, int);
+
+HostState read_state_csv(const std::string& path, const Workload& workload, std::optional<std::size_t> expected_n,
+                         std::uint64_t seed) {
+    if (workload.precision == Precision::fp32) return read_bodies_csv_of<float>(path, expected_n, seed, workload.dim);
+    return read_bodies_csv_of<double>(path, expected_n, seed, workload.dim);
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
@@ -125,21 +156,32 @@ void write_file_atomically(const std::string& path, const std::string& contents)
 }
 
 namespace {
-std::string format_float(float v) {
-    std::array<char, 32> buffer{};
+template <class Real>
+std::string format_float(Real v) {
+    std::array<char, 40> buffer{};
     const auto [ptr, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);  // shortest round-trip
     return std::string(buffer.data(), ptr);
 }
 }  // namespace
 
-void write_bodies_csv(const std::string& path, const Bodies& bodies, const std::string& comment) {
+template <class Real>
+void write_bodies_csv(const std::string& path, const BodiesT<Real>& bodies, const std::string& comment) {
     std::ostringstream out;
     if (!comment.empty()) out << "# " << comment << "\n";
-    out << "# x,y,vx,vy,m\n";
-    for (std::size_t i = 0; i < bodies.size(); ++i)
-        out << format_float(bodies.x[i]) << ',' << format_float(bodies.y[i]) << ',' << format_float(bodies.vx[i])
-            << ',' << format_float(bodies.vy[i]) << ',' << format_float(bodies.m[i]) << '\n';
+    out << "# " << joined_field_names(bodies.dim) << "\n";
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        for (int axis = 0; axis < bodies.dim; ++axis) out << format_float(bodies.position(axis)[i]) << ',';
+        for (int axis = 0; axis < bodies.dim; ++axis) out << format_float(bodies.velocity(axis)[i]) << ',';
+        out << format_float(bodies.m[i]) << '\n';
+    }
     write_file_atomically(path, out.str());
+}
+
+template void write_bodies_csv<float>(const std::string&, const BodiesT<float>&, const std::string&);
+template void write_bodies_csv<double>(const std::string&, const BodiesT<double>&, const std::string&);
+
+void write_state_csv(const std::string& path, const HostState& state, const std::string& comment) {
+    std::visit([&](const auto& bodies) { write_bodies_csv(path, bodies, comment); }, state);
 }
 
 void write_activity_map_csv(const std::string& path, const std::vector<float>& map, int d) {

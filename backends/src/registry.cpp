@@ -100,6 +100,17 @@ TuningValues Registry::resolve_tuning(const VariantDescriptor& variant, const Tu
     return values;
 }
 
+HostState empty_state(const Workload& workload, std::size_t n) {
+    if (workload.precision == Precision::fp32) return BodiesT<float>(n, workload.dim);
+    return BodiesT<double>(n, workload.dim);
+}
+
+void require_workload(const VariantDescriptor& variant, const Workload& workload) {
+    if (!variant.workloads.supports(workload))
+        throw UsageError("variant " + variant.id + " does not run the " + to_string(workload) + " workload (it runs " +
+                         variant.workloads.describe() + "; see `nbody-bench list`)");
+}
+
 long tuning_int(const TuningValues& values, const std::string& name) {
     const auto it = values.find(name);
     long parsed = 0;

@@ -10,14 +10,29 @@
 
 namespace nbody {
 
-// Reads `x,y,vx,vy,m` lines. Empty fields take their defaults (generator position for that
-// index with `seed`, zero velocity, mass 1/N). When `expected_n` is given the file must hold
-// exactly that many bodies. Throws InputError naming file, line and field.
-Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expected_n,
-                       std::uint64_t seed);
+// Reads `x,y,vx,vy,m` lines (2D) or `x,y,z,vx,vy,vz,m` lines (3D), parsed in the precision of
+// Real (a value outside its range is an error). Empty fields take their defaults (generator
+// position for that index with `seed`, zero velocity, mass 1/N). When `expected_n` is given the
+// file must hold exactly that many bodies. Throws InputError naming file, line and field; a line
+// whose field count does not fit `dim` names the count found and the count `dim` needs.
+template <class Real>
+BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
+                                 int dim);
+
+// The canonical 2D float32 form.
+inline Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed) {
+    return read_bodies_csv_of<float>(path, expected_n, seed, 2);
+}
+
+// The state of a workload (its dimension and precision) from a CSV file.
+HostState read_state_csv(const std::string& path, const Workload& workload, std::optional<std::size_t> expected_n,
+                         std::uint64_t seed);
 
 // All writers go through a temporary file renamed into place: no half-written output.
-void write_bodies_csv(const std::string& path, const Bodies& bodies, const std::string& comment);
+// State files are in the input format of their dimension, values as shortest round-trip text.
+template <class Real>
+void write_bodies_csv(const std::string& path, const BodiesT<Real>& bodies, const std::string& comment);
+void write_state_csv(const std::string& path, const HostState& state, const std::string& comment);
 void write_activity_map_csv(const std::string& path, const std::vector<float>& map, int d);
 // A heat map a person can look at (cells pooled to at most `max_pixels` per side).
 void write_activity_map_png(const std::string& path, const std::vector<float>& map, int d,

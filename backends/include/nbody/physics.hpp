@@ -1,13 +1,26 @@
 #pragma once
-// The nbody2d workload's constants and the arithmetic of one step (SPEC §1), written once for
-// every model that can compile host code: serial, OpenMP, and device code through NBODY_HD.
+// The workload's constants and the arithmetic of one step (SPEC §1, §2), written once for every
+// model that can compile host code: serial, OpenMP, and device code through NBODY_HD. Templated on
+// the real type and the dimension; 2D float32 code compiles to the same operations as before the
+// axes existed (r^2 summed from the last axis to the first, onto eps^2).
 #include <cmath>
 #include <cstddef>
+
+#include "nbody/workload.hpp"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define NBODY_HD __host__ __device__
 #else
 #define NBODY_HD
+#endif
+
+// Full unrolling of the loops over the Dim axes (registers on the GPU, no loop on the host).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define NBODY_UNROLL_AXES _Pragma("unroll")
+#elif defined(__clang__)
+#define NBODY_UNROLL_AXES _Pragma("clang loop unroll(full)")
+#else
+#define NBODY_UNROLL_AXES _Pragma("GCC unroll 3")
 #endif
 
 namespace nbody {
@@ -19,41 +32,99 @@ struct PhysicsConstants {
     double eps2() const { return softening * softening; }
 };
 
-// FP32 instructions per 2D interaction, SPEC §3 (the reciprocal square root is counted apart).
-inline constexpr double kFlopsPerInteraction = 9.0;
+// A position, velocity or pull of one body: Dim components in the order x, y, z.
+template <class Real, int Dim>
+struct Vec {
+    static_assert(Dim == 2 || Dim == 3, "the workload is 2D or 3D");
+    Real c[Dim];
+    NBODY_HD Real& operator[](int k) { return c[k]; }
+    NBODY_HD const Real& operator[](int k) const { return c[k]; }
+};
 
-// Adds body j's pull (without G) on a body at (xi, yi) to (ax, ay):
-// m_j * d / (|d|^2 + eps2)^(3/2), with inv_sqrt supplied by the model (exact or hardware rsqrt).
-template <class Real, class InvSqrt>
-NBODY_HD inline void accumulate_pull(Real xi, Real yi, Real xj, Real yj, Real mj, Real eps2,
-                                     Real& ax, Real& ay, InvSqrt inv_sqrt) {
-    const Real dx = xj - xi;
-    const Real dy = yj - yi;
-    const Real r2 = dx * dx + (dy * dy + eps2);
+// Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
+// with inv_sqrt supplied by the model (exact, or the hardware approximation).
+// Instructions: Dim sub, Dim fma for r^2 + eps2, 3 mul, Dim fma, plus inv_sqrt (SPEC §3).
+template <class Real, int Dim, class InvSqrt>
+NBODY_HD inline void accumulate_pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,
+                                     Vec<Real, Dim>& a, InvSqrt inv_sqrt) {
+    Real d[Dim];
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) d[k] = pj[k] - pi[k];
+    Real r2 = eps2;
+NBODY_UNROLL_AXES
+    for (int k = Dim - 1; k >= 0; --k) r2 = d[k] * d[k] + r2;
     const Real inv_r = inv_sqrt(r2);
     const Real weight = mj * (inv_r * inv_r * inv_r);
-    ax += weight * dx;
-    ay += weight * dy;
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
+}
+
+// The 2D form on scalars (the same arithmetic, for kernels that keep x and y apart).
+template <class Real, class InvSqrt>
+NBODY_HD inline void accumulate_pull(Real xi, Real yi, Real xj, Real yj, Real mj, Real eps2, Real& ax, Real& ay,
+                                     InvSqrt inv_sqrt) {
+    Vec<Real, 2> a{{ax, ay}};
+    accumulate_pull(Vec<Real, 2>{{xi, yi}}, Vec<Real, 2>{{xj, yj}}, mj, eps2, a, inv_sqrt);
+    ax = a[0];
+    ay = a[1];
 }
 
 // Host reciprocal square root, correctly rounded up to the division.
 struct ExactInvSqrt {
     float operator()(float v) const { return 1.0f / std::sqrt(v); }
     double operator()(double v) const { return 1.0 / std::sqrt(v); }
+    long double operator()(long double v) const { return 1.0L / std::sqrt(v); }
 };
 
-// Position first with the old velocity, then velocity with G * (summed pull).
-template <class Real>
-NBODY_HD inline void integrate_body(Real& x, Real& y, Real& vx, Real& vy, Real ax, Real ay,
-                                    Real G, Real dt) {
-    x += dt * vx;
-    y += dt * vy;
-    vx += dt * (G * ax);
-    vy += dt * (G * ay);
+// One step is: advance_before_force, the pull of every body from the positions this leaves,
+// advance_after_force (SPEC §2). `pull` is the summed pull without G.
+//   Euler:    nothing | drift with the old velocity, then kick: p += dt v; v += dt G a
+//   leapfrog: half kick with the previous step's pull, drift | half kick with the new pull
+//             (kick-drift-kick, one force evaluation per step; the pull of the initial positions
+//             is computed once at upload, see needs_initial_pull)
+template <class Real, int Dim>
+NBODY_HD inline void advance_before_force(Integrator integrator, Vec<Real, Dim>& p, Vec<Real, Dim>& v,
+                                          const Vec<Real, Dim>& pull, Real G, Real dt) {
+    if (integrator != Integrator::leapfrog) return;
+    const Real half_dt = dt * Real(0.5);
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) v[k] += half_dt * (G * pull[k]);
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) p[k] += dt * v[k];
 }
 
-// Activity-map cell of a position, or -1 when it lies outside the unit square.
-// col = floor(x * D) in the workload's precision; NaN lands outside.
+template <class Real, int Dim>
+NBODY_HD inline void advance_after_force(Integrator integrator, Vec<Real, Dim>& p, Vec<Real, Dim>& v,
+                                         const Vec<Real, Dim>& pull, Real G, Real dt) {
+    if (integrator == Integrator::leapfrog) {
+        const Real half_dt = dt * Real(0.5);
+NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) v[k] += half_dt * (G * pull[k]);
+        return;
+    }
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) p[k] += dt * v[k];
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) v[k] += dt * (G * pull[k]);
+}
+
+// Leapfrog's first half kick needs the pull of the initial positions: one extra force evaluation
+// at upload (timed with the upload, not with the steps).
+NBODY_HD inline bool needs_initial_pull(Integrator integrator) { return integrator == Integrator::leapfrog; }
+
+// The 2D Euler step on scalars: position first with the old velocity, then velocity.
+template <class Real>
+NBODY_HD inline void integrate_body(Real& x, Real& y, Real& vx, Real& vy, Real ax, Real ay, Real G, Real dt) {
+    Vec<Real, 2> p{{x, y}}, v{{vx, vy}};
+    advance_after_force(Integrator::euler, p, v, Vec<Real, 2>{{ax, ay}}, G, dt);
+    x = p[0];
+    y = p[1];
+    vx = v[0];
+    vy = v[1];
+}
+
+// Activity-map cell of a position, or -1 when it lies outside the unit square (a 3D run maps its
+// x-y projection). col = floor(x * D) in the workload's precision; NaN lands outside.
 template <class Real>
 NBODY_HD inline int activity_cell(Real x, Real y, int d) {
     const Real fx = x * static_cast<Real>(d);
@@ -66,7 +137,7 @@ NBODY_HD inline int activity_cell(Real x, Real y, int d) {
     return row * d + col;
 }
 
-// map[cell] = count * (D / N), the normalisation every step.
+// map[cell] = count * (D / N), the normalisation every step; float32 in every workload (SPEC §2).
 inline float activity_scale(std::size_t n, int d) {
     return static_cast<float>(d) / static_cast<float>(n);
 }

@@ -5,7 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "nbody/bodies.hpp"
@@ -17,21 +19,49 @@ struct Problem {
     std::size_t n = 0;
     int d = 0;
     PhysicsConstants constants;
+    Workload workload;  // dimension, precision, integrator (SPEC §2)
 };
 
 // One simulation of one problem by one variant, holding its state wherever the model keeps it.
+// The state crosses the interface in the problem's precision and dimension: a model implements
+// the overloads of the precisions it supports (SimulationOf below does the dispatch).
 class Simulation {
 public:
     virtual ~Simulation() = default;
     // Takes the initial host state (the upload, timed apart from the steps).
-    virtual void upload(const Bodies& initial) = 0;
+    void upload(const HostState& initial) {
+        std::visit([this](const auto& bodies) { upload(bodies); }, initial);
+    }
     // Advances `steps` steps; the activity map is produced after every step.
     // May return before device work finishes: call synchronize() before reading a clock.
     virtual void advance(int steps) = 0;
     virtual void synchronize() {}
     // Hands back positions, velocities (masses unchanged) and the activity map (D*D floats) of
-    // the current positions (after upload and before any step: of the initial positions).
-    virtual void download(Bodies& state, std::vector<float>& activity_map) = 0;
+    // the current positions (after upload and before any step: of the initial positions), in the
+    // precision `state` holds on entry (the problem's).
+    void download(HostState& state, std::vector<float>& activity_map) {
+        std::visit([&](auto& bodies) { download(bodies, activity_map); }, state);
+    }
+
+    virtual void upload(const BodiesT<float>& initial) { wrong_precision("float32", initial.size()); }
+    virtual void upload(const BodiesT<double>& initial) { wrong_precision("float64", initial.size()); }
+    virtual void download(BodiesT<float>& state, std::vector<float>&) { wrong_precision("float32", state.size()); }
+    virtual void download(BodiesT<double>& state, std::vector<float>&) { wrong_precision("float64", state.size()); }
+
+private:
+    [[noreturn]] static void wrong_precision(const char* precision, std::size_t) {
+        throw std::logic_error(std::string("this simulation was not created for a ") + precision + " state");
+    }
+};
+
+// A Simulation of one precision: implements the typed overloads of that precision only.
+template <class Real>
+class SimulationOf : public Simulation {
+public:
+    using Simulation::download;
+    using Simulation::upload;
+    void upload(const BodiesT<Real>& initial) override = 0;
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override = 0;
 };
 
 // A tuning parameter: either a list of allowed values or an inclusive integer range.
@@ -58,10 +88,17 @@ struct VariantDescriptor {
     std::string description;
     std::vector<TuningParameter> tunings;
     std::size_t max_n = 0;        // 0: no cap; otherwise the largest N it accepts (memory)
+    WorkloadSupport workloads;    // default: 2d/fp32/euler only
     bool runs_on_gpu = false;     // selects the GPU or CPU efficiency limit
     std::function<Availability()> availability;
     std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create;
 };
+
+// The workload as a fresh state of this precision and dimension: an empty BodiesT<Real>(n, dim).
+HostState empty_state(const Workload& workload, std::size_t n);
+
+// UsageError when `variant` does not run `workload` ("... supports dim 2, fp32, euler").
+void require_workload(const VariantDescriptor& variant, const Workload& workload);
 
 // Parses an integer tuning value that resolve_tuning() already validated.
 long tuning_int(const TuningValues& values, const std::string& name);
