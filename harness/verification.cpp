@@ -84,7 +84,7 @@ ReferenceSolution::ReferenceSolution(const Bodies& initial, const PhysicsConstan
         steps_ = steps;
         int done = 0;
         for (int k : steps_) {
-            reference_fp64_advance(state, constants, k - done);
+            reference_advance(state, constants, Integrator::euler, k - done);
             done = k;
             states_.emplace(k, state);
         }
@@ -93,13 +93,12 @@ ReferenceSolution::ReferenceSolution(const Bodies& initial, const PhysicsConstan
     kind_ = CheckKind::sampled;
     steps_ = {1};
     sample_ = sample_bodies(n_, settings.sample_bodies);
-    std::vector<double> ax, ay;
-    reference_fp64_accelerations(state, constants, sample_, ax, ay);
+    const auto acceleration = reference_accelerations(state, constants, sample_);
     sample_vx_.resize(sample_.size());
     sample_vy_.resize(sample_.size());
     for (std::size_t k = 0; k < sample_.size(); ++k) {
-        sample_vx_[k] = state.vx[sample_[k]] + constants.dt * ax[k];
-        sample_vy_[k] = state.vy[sample_[k]] + constants.dt * ay[k];
+        sample_vx_[k] = state.vx[sample_[k]] + constants.dt * acceleration[0][k];
+        sample_vy_[k] = state.vy[sample_[k]] + constants.dt * acceleration[1][k];
     }
     for (std::size_t i = 0; i < n_; ++i) {  // the position update uses the old velocity only
         state.x[i] += constants.dt * state.vx[i];

@@ -78,7 +78,7 @@ TEST(Kokkos, HostSpacesStayCloseToTheFloat64Reference) {
     constexpr int kSteps = 10, kMapSize = 8;
     const Bodies initial = generate_bodies(37, 7);
     BodiesT<double> reference = BodiesT<double>::converted_from(initial);
-    reference_fp64_advance(reference, PhysicsConstants{}, kSteps);
+    reference_advance(reference, PhysicsConstants{}, Integrator::euler, kSteps);
     const auto reference_map = normalised_map(host_cell_counts(reference, kMapSize), initial.size(), kMapSize);
     const auto variants = available_kokkos(true);
     // A CUDA-enabled Kokkos cannot start any space without a GPU (docs/kokkos.md).

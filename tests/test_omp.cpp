@@ -72,7 +72,7 @@ TEST(OmpStatic, BitIdenticalToTheSerialReference) {
 TEST(OmpEdgeSharing, EveryPairCountedOnceForOddAndEvenN) {
     for (std::size_t n : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 12u, 13u, 64u, 257u}) {
         BodiesT<double> reference = BodiesT<double>::converted_from(generate_bodies(n));
-        reference_fp64_advance(reference, PhysicsConstants{}, 2);
+        reference_advance(reference, PhysicsConstants{}, Integrator::euler, 2);
         const Outcome out = simulate("omp.edge_sharing", {{"threads", "2"}}, n, 4, 2);
         EXPECT_LT(max_position_error(out.state, reference), 1e-6) << "N=" << n;
     }
@@ -98,7 +98,7 @@ TEST(OmpSimd, EveryInstructionSetWithAndWithoutNewtonWithinVerifyThresholds) {
     constexpr std::size_t kBodies = 450;
     constexpr int kSteps = 10;
     BodiesT<double> reference = BodiesT<double>::converted_from(generate_bodies(kBodies));
-    reference_fp64_advance(reference, PhysicsConstants{}, kSteps);
+    reference_advance(reference, PhysicsConstants{}, Integrator::euler, kSteps);
     const std::vector<float> reference_map = normalised_map(host_cell_counts(reference, 10), kBodies, 10);
     for (const TuningParameter& t : variant("omp.simd").tunings) {
         if (t.name != "isa") continue;

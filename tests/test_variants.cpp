@@ -50,7 +50,7 @@ struct Expected {
 const Expected& reference() {
     static const Expected expected = [] {
         Expected e{BodiesT<double>::converted_from(generate_bodies(kBodies, 42)), {}};
-        reference_fp64_advance(e.state, PhysicsConstants{}, kSteps);
+        reference_advance(e.state, PhysicsConstants{}, Integrator::euler, kSteps);
         e.counts = host_cell_counts(e.state, kMapSize);
         return e;
     }();

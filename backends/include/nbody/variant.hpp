@@ -88,8 +88,8 @@ struct VariantDescriptor {
     std::string description;
     std::vector<TuningParameter> tunings;
     std::size_t max_n = 0;        // 0: no cap; otherwise the largest N it accepts (memory)
-    WorkloadSupport workloads;    // default: 2d/fp32/euler only
     bool runs_on_gpu = false;     // selects the GPU or CPU efficiency limit
+    WorkloadSupport workloads;    // default: 2d/fp32/euler only
     std::function<Availability()> availability;
     std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create;
 };

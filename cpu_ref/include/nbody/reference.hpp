@@ -1,6 +1,7 @@
 #pragma once
-// The host algorithm, templated on precision: serial.reference (float32) and the float64
-// reference that verification compares every variant against (SPEC §5).
+// The host algorithm, templated on precision and dimension: serial.reference (the workload's
+// precision) and the references that verification compares every variant against (SPEC §5):
+// double for float32 workloads, long double for float64 workloads.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -10,21 +11,48 @@
 
 namespace nbody {
 
-// Sum of pulls (without G) on body i from every body j, from a consistent snapshot.
-template <class Real>
-inline void host_pull_on(const BodiesT<Real>& b, std::size_t i, Real eps2, Real& ax, Real& ay) {
-    // Sums in locals (same order): summing into ax/ay, which may alias b, would store and reload
-    // them every j and keep the compiler from vectorising the loop.
-    Real sum_x = Real(0), sum_y = Real(0);
-    const Real xi = b.x[i], yi = b.y[i];
-    const std::size_t n = b.size();
-    for (std::size_t j = 0; j < n; ++j)
-        accumulate_pull(xi, yi, b.x[j], b.y[j], b.m[j], eps2, sum_x, sum_y, ExactInvSqrt{});
-    ax = sum_x;
-    ay = sum_y;
+// Position of body i as a Vec of its first Dim coordinates.
+template <int Dim, class Real>
+inline Vec<Real, Dim> position_of(const BodiesT<Real>& b, std::size_t i) {
+    Vec<Real, Dim> p;
+    for (int k = 0; k < Dim; ++k) p[k] = b.position(k)[i];
+    return p;
 }
 
-// Bodies per cell (row * d + col) for positions in the unit square.
+// Sum of pulls (without G) on body i from every body j, from a consistent snapshot.
+template <int Dim, class Real>
+inline Vec<Real, Dim> host_pull_on(const BodiesT<Real>& b, std::size_t i, Real eps2) {
+    // Sums in a local (same order): summing into memory that may alias b would store and reload
+    // it every j and keep the compiler from vectorising the loop.
+    Vec<Real, Dim> sum{};
+    const Vec<Real, Dim> pi = position_of<Dim>(b, i);
+    const std::size_t n = b.size();
+    for (std::size_t j = 0; j < n; ++j) accumulate_pull(pi, position_of<Dim>(b, j), b.m[j], eps2, sum, ExactInvSqrt{});
+    return sum;
+}
+
+// The 2D form writing two components (kept for the 2D float32 OpenMP loop).
+template <class Real>
+inline void host_pull_on(const BodiesT<Real>& b, std::size_t i, Real eps2, Real& ax, Real& ay) {
+    const Vec<Real, 2> sum = host_pull_on<2>(b, i, eps2);
+    ax = sum[0];
+    ay = sum[1];
+}
+
+// Pulls of every body, one vector per axis (pull[k][i]); over OpenMP threads when `parallel` and
+// the build has OpenMP (serial.reference: one core).
+template <class Real>
+void host_pulls(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel);
+
+// One step's halves on every body (physics.hpp's advance_before_force / advance_after_force).
+template <class Real>
+void host_advance_before_force(BodiesT<Real>& b, const std::vector<std::vector<Real>>& pull, Integrator integrator,
+                               Real G, Real dt);
+template <class Real>
+void host_advance_after_force(BodiesT<Real>& b, const std::vector<std::vector<Real>>& pull, Integrator integrator,
+                              Real G, Real dt);
+
+// Bodies per cell (row * d + col) for positions in the unit square (the x-y projection in 3D).
 template <class Real>
 std::vector<std::int64_t> host_cell_counts(const BodiesT<Real>& b, int d) {
     std::vector<std::int64_t> counts(static_cast<std::size_t>(d) * d, 0);
@@ -38,12 +66,16 @@ std::vector<std::int64_t> host_cell_counts(const BodiesT<Real>& b, int d) {
 // The map of SPEC §1 from cell counts: count * (D / N).
 std::vector<float> normalised_map(const std::vector<std::int64_t>& counts, std::size_t n, int d);
 
-// Advances `steps` steps of the float64 reference (OpenMP-parallel when built with OpenMP).
-void reference_fp64_advance(BodiesT<double>& state, const PhysicsConstants& constants, int steps);
+// Advances `steps` steps of the reference in Real (double or long double; OpenMP-parallel when
+// built with OpenMP). Stateless between calls: leapfrog's pull of the current positions is
+// recomputed at the start of each call, which gives the same values a kept pull would.
+template <class Real>
+void reference_advance(BodiesT<Real>& state, const PhysicsConstants& constants, Integrator integrator, int steps);
 
-// Float64 accelerations (G included) of the given bodies, for the sampled check.
-void reference_fp64_accelerations(const BodiesT<double>& state, const PhysicsConstants& constants,
-                                  const std::vector<std::size_t>& bodies, std::vector<double>& ax,
-                                  std::vector<double>& ay);
+// Accelerations (G included) of the given bodies, acceleration[k][s] for axis k of body bodies[s],
+// in Real (double or long double), for the sampled check.
+template <class Real>
+std::vector<std::vector<Real>> reference_accelerations(const BodiesT<Real>& state, const PhysicsConstants& constants,
+                                                       const std::vector<std::size_t>& bodies);
 
 }  // namespace nbody
