@@ -217,9 +217,9 @@ private:
             a.simulation = c.variant->create(problem, c.tuning);
             auto& reference = references_[{c.n, c.verify_steps}];
             if (!reference)
-                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, std::vector<int>{c.verify_steps},
+                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, Integrator::euler, std::vector<int>{c.verify_steps},
                                                                 spec_.verification);
-            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d, spec_.verification.thresholds).back();
+            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d, spec_.verification.thresholds_for(Precision::fp32)).back();
         } catch (const std::exception& e) {
             a.error = e.what();
             a.simulation.reset();

@@ -100,7 +100,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["cuda_runtime_version"] = gpu ? ordered_json(gpu->runtime_version) : text_or_null(facts, {"cuda_runtime"});
     c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
     c["build_facts"] = facts;
-    const Thresholds& t = spec.verification.thresholds;
+    const Thresholds t = spec.verification.thresholds_for(Precision::fp32);
     c["matrix"] = {{"name", spec.name},
                    {"file", spec.file},
                    {"seed", spec.seed},
