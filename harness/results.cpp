@@ -112,7 +112,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
                      {"max_pos_err", t.max_pos_err},
                      {"max_rms_pos_err", t.max_rms_pos_err},
                      {"max_vel_err", t.max_vel_err},
-                     {"max_map_diff", t.max_map_diff}}}};
+                     {"max_map_diff", t.max_map_diff ? ordered_json(*t.max_map_diff) : ordered_json(nullptr)}}}};
     return c;
 }
 
