@@ -158,7 +158,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         if (v.contains("sample_bodies"))
             spec.verification.sample_bodies =
                 static_cast<std::size_t>(r.integer(v["sample_bodies"], "verification.sample_bodies", 1, kMaxN));
-        Thresholds& t = spec.verification.thresholds;
+        ThresholdOverrides& t = spec.verification.overrides;
         for (auto [key, target] : {std::pair{"max_pos_err", &t.max_pos_err}, std::pair{"max_rms_pos_err", &t.max_rms_pos_err},
                                    std::pair{"max_vel_err", &t.max_vel_err}, std::pair{"max_map_diff", &t.max_map_diff}})
             if (v.contains(key)) *target = r.positive(v[key], std::string("verification.") + key);

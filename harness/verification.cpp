@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
@@ -37,19 +39,21 @@ std::vector<std::size_t> sample_bodies(std::size_t n, std::size_t count) {
     return chosen;
 }
 
-// L1 distance, in bodies, between the variant's map (count * D/N per cell) and the reference
-// positions' cell counts, / 2N. The reference side is kept as a sorted list of cells (O(N) memory,
-// however large D*D is).
-double map_difference(const std::vector<float>& map, const BodiesT<double>& reference_positions, std::size_t n, int d) {
+// L1 distance, in bodies, between the variant's map (count * D/N per cell) and the cells of the
+// reference positions, / 2N. The cell is found in the workload's precision (SPEC §1: x * (float)D
+// for float32), as the variant finds it. The reference side is kept as a sorted list of cells (O(N)
+// memory, however large D*D is).
+template <class Real>
+double map_difference(const std::vector<float>& map, const BodiesT<long double>& reference_positions, int d) {
+    const std::size_t n = reference_positions.size();
     const std::size_t cells = static_cast<std::size_t>(d) * d;
     if (map.size() != cells)
         throw std::runtime_error(fmt::format("activity map has {} cells, expected {}", map.size(), cells));
     std::vector<std::int64_t> truth_cells;
     truth_cells.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        // The cell in the workload's precision (SPEC §1: x * (float)D), as a float32 variant computes it.
-        const int cell = activity_cell(static_cast<float>(reference_positions.x[i]),
-                                       static_cast<float>(reference_positions.y[i]), d);
+        const int cell = activity_cell(static_cast<Real>(reference_positions.x[i]),
+                                       static_cast<Real>(reference_positions.y[i]), d);
         if (cell >= 0) truth_cells.push_back(cell);
     }
     std::sort(truth_cells.begin(), truth_cells.end());
@@ -68,73 +72,119 @@ double map_difference(const std::vector<float>& map, const BodiesT<double>& refe
     return l1 / (2.0 * static_cast<double>(n));
 }
 
+// The reference's working precision for a variant precision: more exact than the variant's.
+template <class Real>
+using TruthOf = std::conditional_t<std::is_same_v<Real, float>, double, long double>;
+
 }  // namespace
 
 const char* to_string(CheckKind kind) { return kind == CheckKind::full ? "full" : "sampled"; }
 
-ReferenceSolution::ReferenceSolution(const Bodies& initial, const PhysicsConstants& constants,
+Thresholds default_thresholds(Precision precision) {
+    if (precision == Precision::fp32) return {};
+    // Float64: see docs/verification.md for the measured errors these bound.
+    return {.max_pos_err = 1e-12, .max_rms_pos_err = 1e-13, .max_vel_err = 1e-12, .max_map_diff = 1e-3};
+}
+
+Thresholds ThresholdOverrides::applied_to(Thresholds t) const {
+    t.max_pos_err = max_pos_err.value_or(t.max_pos_err);
+    t.max_rms_pos_err = max_rms_pos_err.value_or(t.max_rms_pos_err);
+    t.max_vel_err = max_vel_err.value_or(t.max_vel_err);
+    t.max_map_diff = max_map_diff.value_or(t.max_map_diff);
+    return t;
+}
+
+ReferenceSolution::ReferenceSolution(const HostState& initial, const PhysicsConstants& constants, Integrator integrator,
                                      std::vector<int> steps, const VerificationSettings& settings)
-    : n_(initial.size()) {
+    : precision_(state_precision(initial)), dim_(state_dim(initial)), n_(state_size(initial)) {
     if (steps.empty()) throw std::logic_error("verification needs at least one step count");
     std::sort(steps.begin(), steps.end());
     steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    BodiesT<double> state = BodiesT<double>::converted_from(initial);
+    steps_ = std::move(steps);
+    std::visit([&](const auto& bodies) { compute(bodies, constants, integrator, settings); }, initial);
+}
+
+template <class Real>
+void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConstants& constants, Integrator integrator,
+                                const VerificationSettings& settings) {
+    using T = TruthOf<Real>;
+    BodiesT<T> state = BodiesT<T>::converted_from(initial);
     if (n_ <= settings.full_reference_max_n) {
         kind_ = CheckKind::full;
-        steps_ = steps;
         int done = 0;
         for (int k : steps_) {
-            reference_advance(state, constants, Integrator::euler, k - done);
+            reference_advance(state, constants, integrator, k - done);
             done = k;
-            states_.emplace(k, state);
+            states_.emplace(k, Truth::converted_from(state));
         }
         return;
     }
     kind_ = CheckKind::sampled;
     steps_ = {1};
     sample_ = sample_bodies(n_, settings.sample_bodies);
+    const T G = static_cast<T>(constants.G), dt = static_cast<T>(constants.dt);
+    std::vector<std::vector<T>> pull;
+    if (needs_initial_pull(integrator)) {
+        // The drift needs every body's half-kicked velocity: one O(N^2) evaluation.
+        host_pulls(state, static_cast<T>(constants.eps2()), pull, true);
+        host_advance_before_force(state, pull, integrator, G, dt);
+    }
+    // Velocities: v + dt*a (Euler, at the start positions) or v_half + dt/2*a (leapfrog, at the
+    // drifted positions); then the positions of the one step (Euler's drift with the old velocity).
     const auto acceleration = reference_accelerations(state, constants, sample_);
-    sample_vx_.resize(sample_.size());
-    sample_vy_.resize(sample_.size());
-    for (std::size_t k = 0; k < sample_.size(); ++k) {
-        sample_vx_[k] = state.vx[sample_[k]] + constants.dt * acceleration[0][k];
-        sample_vy_[k] = state.vy[sample_[k]] + constants.dt * acceleration[1][k];
-    }
-    for (std::size_t i = 0; i < n_; ++i) {  // the position update uses the old velocity only
-        state.x[i] += constants.dt * state.vx[i];
-        state.y[i] += constants.dt * state.vy[i];
-    }
-    states_.emplace(1, std::move(state));
+    const T kick = integrator == Integrator::leapfrog ? dt * T(0.5) : dt;
+    sample_velocity_.assign(static_cast<std::size_t>(dim_), std::vector<long double>(sample_.size()));
+    for (int axis = 0; axis < dim_; ++axis)
+        for (std::size_t k = 0; k < sample_.size(); ++k)
+            sample_velocity_[axis][k] = state.velocity(axis)[sample_[k]] + kick * acceleration[axis][k];
+    if (integrator == Integrator::euler)
+        for (int axis = 0; axis < dim_; ++axis)
+            for (std::size_t i = 0; i < n_; ++i) state.position(axis)[i] += dt * state.velocity(axis)[i];
+    states_.emplace(1, Truth::converted_from(state));
 }
 
-CheckResult ReferenceSolution::check(int steps, const Bodies& got, const std::vector<float>& map, int d,
+CheckResult ReferenceSolution::check(int steps, const HostState& got_state, const std::vector<float>& map, int d,
                                      const Thresholds& limits) const {
     const auto it = states_.find(steps);
     if (it == states_.end()) throw std::logic_error(fmt::format("no reference after {} steps", steps));
-    if (got.size() != n_) throw std::runtime_error(fmt::format("variant returned {} bodies, expected {}", got.size(), n_));
-    const BodiesT<double>& truth = it->second;
+    if (state_size(got_state) != n_)
+        throw std::runtime_error(fmt::format("variant returned {} bodies, expected {}", state_size(got_state), n_));
+    if (state_precision(got_state) != precision_ || state_dim(got_state) != dim_)
+        throw std::logic_error("variant returned a state of another workload than the reference's");
+    const Truth& truth = it->second;
 
     CheckResult result;
     result.steps = steps;
     result.kind = kind_;
     ErrorMetrics& e = result.errors;
-    double sum_sq = 0;
-    for (std::size_t i = 0; i < n_; ++i) {
-        const double dx = got.x[i] - truth.x[i], dy = got.y[i] - truth.y[i];
-        raise_to(e.max_pos_err, std::max(std::abs(dx), std::abs(dy)));
-        sum_sq += dx * dx + dy * dy;
-    }
-    e.rms_pos_err = std::sqrt(sum_sq / static_cast<double>(2 * n_));
-    if (kind_ == CheckKind::full) {
-        for (std::size_t i = 0; i < n_; ++i)
-            raise_to(e.max_vel_err, std::max(std::abs(got.vx[i] - truth.vx[i]), std::abs(got.vy[i] - truth.vy[i])));
-    } else {
-        for (std::size_t k = 0; k < sample_.size(); ++k) {
-            const std::size_t i = sample_[k];
-            raise_to(e.max_vel_err, std::max(std::abs(got.vx[i] - sample_vx_[k]), std::abs(got.vy[i] - sample_vy_[k])));
-        }
-    }
-    e.map_diff = map_difference(map, truth, n_, d);
+    std::visit(
+        [&](const auto& got) {
+            using Real = typename std::decay_t<decltype(got)>::real_type;
+            double sum_sq = 0;
+            for (int axis = 0; axis < dim_; ++axis) {
+                const auto& p = got.position(axis);
+                const auto& q = truth.position(axis);
+                for (std::size_t i = 0; i < n_; ++i) {
+                    const double error = static_cast<double>(static_cast<long double>(p[i]) - q[i]);
+                    raise_to(e.max_pos_err, std::abs(error));
+                    sum_sq += error * error;
+                }
+            }
+            e.rms_pos_err = std::sqrt(sum_sq / static_cast<double>(static_cast<std::size_t>(dim_) * n_));
+            for (int axis = 0; axis < dim_; ++axis) {
+                const auto& v = got.velocity(axis);
+                if (kind_ == CheckKind::full) {
+                    for (std::size_t i = 0; i < n_; ++i)
+                        raise_to(e.max_vel_err, std::abs(static_cast<double>(v[i] - truth.velocity(axis)[i])));
+                } else {
+                    for (std::size_t k = 0; k < sample_.size(); ++k)
+                        raise_to(e.max_vel_err,
+                                 std::abs(static_cast<double>(v[sample_[k]] - sample_velocity_[axis][k])));
+                }
+            }
+            e.map_diff = map_difference<Real>(map, truth, d);
+        },
+        got_state);
 
     const std::pair<const char*, std::pair<double, double>> checks[] = {
         {"max_pos_err", {e.max_pos_err, limits.max_pos_err}},
@@ -151,11 +201,11 @@ CheckResult ReferenceSolution::check(int steps, const Bodies& got, const std::ve
     return result;
 }
 
-std::vector<CheckResult> verify_simulation(Simulation& simulation, const Bodies& initial,
+std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
                                            const ReferenceSolution& reference, int d, const Thresholds& limits) {
     std::vector<CheckResult> results;
     simulation.upload(initial);
-    Bodies state;
+    HostState state = empty_state({state_dim(initial), state_precision(initial), {}}, 0);
     std::vector<float> map;
     int done = 0;
     for (int k : reference.steps()) {

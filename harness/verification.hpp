@@ -1,16 +1,19 @@
 #pragma once
 // Correctness against the float64 reference (SPEC §5), shared by `verify` and `matrix`.
 //
-// Full check (N <= full_reference_max_n): the float64 reference is advanced from the same initial
-// state and compared after each requested step count K.
-// Sampled check (larger N): only the first step is compared. After one step the positions are
-// p0 + dt*v0 for every body (cheap to compute exactly in float64), so positions and the map are
-// still checked for all bodies; velocities v0 + dt*a are checked for a fixed pseudo-random subset
-// whose float64 accelerations are computed against all N bodies.
+// Full check (N <= full_reference_max_n): the reference (double for float32 workloads, long double
+// for float64 ones) is advanced from the same initial state and compared after each requested step
+// count K, in every workload.
+// Sampled check (larger N): only the first step is compared, positions and the map for every body,
+// velocities for a fixed pseudo-random subset. Euler: the positions after one step are p0 + dt*v0
+// (no force needed) and the subset's velocities need the subset's accelerations (O(sample x N)).
+// Leapfrog: the positions after one step need every body's initial acceleration (one O(N^2)
+// evaluation on the host), the subset's velocities the subset's accelerations at the new positions.
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,18 +22,26 @@
 
 namespace nbody {
 
-// Defaults are justified by measured errors in docs/verification.md.
+// Defaults per precision, justified by measured errors in docs/verification.md.
 struct Thresholds {
     double max_pos_err = 1e-4;
     double max_rms_pos_err = 1e-5;
     double max_vel_err = 1e-6;
     double max_map_diff = 1e-3;
 };
+Thresholds default_thresholds(Precision precision);
+
+// Thresholds a user or a matrix sets explicitly; the others keep the precision's default.
+struct ThresholdOverrides {
+    std::optional<double> max_pos_err, max_rms_pos_err, max_vel_err, max_map_diff;
+    Thresholds applied_to(Thresholds defaults) const;
+};
 
 struct VerificationSettings {
     std::size_t full_reference_max_n = 16384;
     std::size_t sample_bodies = 1024;
-    Thresholds thresholds;
+    ThresholdOverrides overrides;
+    Thresholds thresholds_for(Precision precision) const { return overrides.applied_to(default_thresholds(precision)); }
 };
 
 enum class CheckKind { full, sampled };
@@ -52,30 +63,39 @@ struct CheckResult {
     std::string failure;  // which error exceeded which threshold; empty when passed
 };
 
-// The float64 truth for one initial state at the requested step counts, computed once and shared
-// by every variant and every D of that N.
+// The truth for one initial state and integrator at the requested step counts, computed once and
+// shared by every variant and every D of that N: the reference in double for float32 workloads and
+// in long double for float64 workloads (more exact than the variant's arithmetic in both cases).
 class ReferenceSolution {
 public:
-    ReferenceSolution(const Bodies& initial, const PhysicsConstants& constants, std::vector<int> steps,
-                      const VerificationSettings& settings);
+    ReferenceSolution(const HostState& initial, const PhysicsConstants& constants, Integrator integrator,
+                      std::vector<int> steps, const VerificationSettings& settings);
     CheckKind kind() const { return kind_; }
+    Precision precision() const { return precision_; }
     // The step counts this reference can check (the sampled check: only 1).
     const std::vector<int>& steps() const { return steps_; }
     // Errors of a variant's state and map after `steps` steps, and whether they are within `limits`.
-    CheckResult check(int steps, const Bodies& state, const std::vector<float>& map, int d,
+    CheckResult check(int steps, const HostState& state, const std::vector<float>& map, int d,
                       const Thresholds& limits) const;
 
 private:
-    CheckKind kind_;
+    using Truth = BodiesT<long double>;
+    template <class Real>
+    void compute(const BodiesT<Real>& initial, const PhysicsConstants& constants, Integrator integrator,
+                 const VerificationSettings& settings);
+
+    CheckKind kind_ = CheckKind::full;
+    Precision precision_ = Precision::fp32;
+    int dim_ = 2;
     std::vector<int> steps_;
-    std::size_t n_;
-    std::map<int, BodiesT<double>> states_;  // full: all bodies after each step count
-    std::vector<std::size_t> sample_;         // sampled: the bodies whose velocity is checked
-    std::vector<double> sample_vx_, sample_vy_;
+    std::size_t n_ = 0;
+    std::map<int, Truth> states_;           // full: every body after each step count; sampled: positions after 1
+    std::vector<std::size_t> sample_;       // sampled: the bodies whose velocity is checked
+    std::vector<std::vector<long double>> sample_velocity_;  // [axis][k]
 };
 
 // Uploads `initial`, advances to each of reference.steps() in turn and checks each.
-std::vector<CheckResult> verify_simulation(Simulation& simulation, const Bodies& initial,
+std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
                                            const ReferenceSolution& reference, int d, const Thresholds& limits);
 
 // Whether `value` is within `limit` (NaN never is).

@@ -1,9 +1,11 @@
-// Verification against the float64 reference, and the host facts behind the CPU efficiency limit.
+// Verification against the host reference (every workload), and the host facts behind the CPU
+// efficiency limit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "commands.hpp"
 #include "host_info.hpp"
@@ -16,31 +18,37 @@
 namespace nbody {
 namespace {
 
+template <class Real = float>
 struct SerialRun {
-    Bodies state;
+    BodiesT<Real> state;
     std::vector<float> map;
 };
 
-SerialRun run_serial(const Bodies& initial, int d, int steps) {
+template <class Real>
+SerialRun<Real> run_serial(const BodiesT<Real>& initial, int d, int steps, Integrator integrator = Integrator::euler) {
     Registry registry;
     register_cpu_ref_variants(registry);
     const auto* v = registry.find("serial.reference");
-    auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}}, {});
+    const Workload workload{initial.dim, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64, integrator};
+    auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload}, {});
     sim->upload(initial);
     sim->advance(steps);
-    SerialRun out;
+    SerialRun<Real> out;
     sim->download(out.state, out.map);
     return out;
 }
+
+const Thresholds kFp32 = default_thresholds(Precision::fp32);
+const Thresholds kFp64 = default_thresholds(Precision::fp64);
 
 TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
     const Bodies initial = generate_bodies(300, 7);
     Registry registry;
     register_cpu_ref_variants(registry);
-    auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}}, {});
-    const ReferenceSolution reference(initial, {}, {10, 1, 3}, VerificationSettings{});
+    auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}, .workload = {}}, {});
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {10, 1, 3}, VerificationSettings{});
     ASSERT_EQ(reference.kind(), CheckKind::full);
-    const auto results = verify_simulation(*sim, initial, reference, 16, Thresholds{});
+    const auto results = verify_simulation(*sim, initial, reference, 16, kFp32);
     ASSERT_EQ(results.size(), 3u);
     EXPECT_EQ(results[0].steps, 1);
     EXPECT_EQ(results[2].steps, 10);
@@ -54,10 +62,10 @@ TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
 
 TEST(Verification, PerturbedPositionFailsNamingTheError) {
     const Bodies initial = generate_bodies(200, 3);
-    const ReferenceSolution reference(initial, {}, {2}, VerificationSettings{});
-    SerialRun run = run_serial(initial, 8, 2);
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {2}, VerificationSettings{});
+    auto run = run_serial(initial, 8, 2);
     run.state.x[17] += 3e-4f;
-    const CheckResult r = reference.check(2, run.state, run.map, 8, Thresholds{});
+    const CheckResult r = reference.check(2, run.state, run.map, 8, kFp32);
     EXPECT_FALSE(r.passed);
     EXPECT_NEAR(r.errors.max_pos_err, 3e-4, 1e-5);
     EXPECT_NE(r.failure.find("max_pos_err"), std::string::npos);
@@ -68,29 +76,29 @@ TEST(Verification, MapDifferenceCountsBodiesInAnotherCell) {
     const std::size_t n = 100;
     const int d = 10;
     const Bodies initial = generate_bodies(n, 11);
-    const ReferenceSolution reference(initial, {}, {1}, VerificationSettings{});
-    SerialRun run = run_serial(initial, d, 1);
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {1}, VerificationSettings{});
+    auto run = run_serial(initial, d, 1);
     // Move one body's count to a different cell: L1 = 2, divided by 2N.
     const float unit = activity_scale(n, d);
     std::size_t from = 0;
     while (run.map[from] == 0.0f) ++from;
     run.map[from] -= unit;
     run.map[(from + 1) % run.map.size()] += unit;
-    const CheckResult r = reference.check(1, run.state, run.map, d, Thresholds{});
+    const CheckResult r = reference.check(1, run.state, run.map, d, kFp32);
     EXPECT_DOUBLE_EQ(r.errors.map_diff, 1.0 / n);
     EXPECT_FALSE(r.passed);  // 0.01 > the default 1e-3
     EXPECT_NE(r.failure.find("map_diff"), std::string::npos);
-    Thresholds loose;
+    Thresholds loose = kFp32;
     loose.max_map_diff = 0.02;
     EXPECT_TRUE(reference.check(1, run.state, run.map, d, loose).passed);
 }
 
 TEST(Verification, NaNFailsEveryThreshold) {
     const Bodies initial = generate_bodies(50, 5);
-    const ReferenceSolution reference(initial, {}, {1}, VerificationSettings{});
-    SerialRun run = run_serial(initial, 4, 1);
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {1}, VerificationSettings{});
+    auto run = run_serial(initial, 4, 1);
     run.state.vx[3] = std::numeric_limits<float>::quiet_NaN();
-    const CheckResult r = reference.check(1, run.state, run.map, 4, Thresholds{});
+    const CheckResult r = reference.check(1, run.state, run.map, 4, kFp32);
     EXPECT_FALSE(r.passed);
     EXPECT_TRUE(std::isnan(r.errors.max_vel_err));
     EXPECT_NE(r.failure.find("max_vel_err"), std::string::npos);
@@ -101,11 +109,11 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
     VerificationSettings settings;
     settings.full_reference_max_n = 100;
     settings.sample_bodies = 40;
-    const ReferenceSolution reference(initial, {}, {1, 10}, settings);
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {1, 10}, settings);
     EXPECT_EQ(reference.kind(), CheckKind::sampled);
     EXPECT_EQ(reference.steps(), std::vector<int>{1});
-    SerialRun run = run_serial(initial, 12, 1);
-    const CheckResult good = reference.check(1, run.state, run.map, 12, Thresholds{});
+    auto run = run_serial(initial, 12, 1);
+    const CheckResult good = reference.check(1, run.state, run.map, 12, kFp32);
     EXPECT_TRUE(good.passed) << good.failure;
     EXPECT_GT(good.errors.max_vel_err, 0.0);
 
@@ -118,7 +126,62 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
 
     // A wrong velocity on every body is caught whichever bodies are sampled.
     for (auto& v : run.state.vy) v += 1e-3f;
-    EXPECT_FALSE(reference.check(1, run.state, run.map, 12, Thresholds{}).passed);
+    EXPECT_FALSE(reference.check(1, run.state, run.map, 12, kFp32).passed);
+}
+
+// Float64 workloads are checked against the long-double reference with thresholds that a float64
+// computation meets and anything rounded through float32 on the way does not.
+TEST(Verification, Float64IsCheckedTightlyAndCatchesFloat32Rounding) {
+    for (int dim : {2, 3}) {
+        const auto initial = generate_bodies_of<double>(400, dim, 21);
+        const ReferenceSolution reference(initial, {}, Integrator::leapfrog, {1, 10}, VerificationSettings{});
+        EXPECT_EQ(reference.precision(), Precision::fp64);
+        Registry registry;
+        register_cpu_ref_variants(registry);
+        auto sim = registry.find("serial.reference")
+                       ->create(Problem{.n = 400, .d = 10, .constants = {},
+                                        .workload = {dim, Precision::fp64, Integrator::leapfrog}},
+                                {});
+        for (const auto& r : verify_simulation(*sim, initial, reference, 10, kFp64)) {
+            EXPECT_TRUE(r.passed) << dim << "D after " << r.steps << ": " << r.failure;
+            EXPECT_LT(r.errors.max_pos_err, 1e-14);
+        }
+        // The same steps in float32, widened: a silent float32 path in a float64 variant.
+        const auto single = run_serial(BodiesT<float>::converted_from(initial), 10, 10, Integrator::leapfrog);
+        const CheckResult mixed = reference.check(10, BodiesT<double>::converted_from(single.state), single.map, 10, kFp64);
+        EXPECT_FALSE(mixed.passed);
+        EXPECT_GT(mixed.errors.max_vel_err, 1e-10);
+    }
+}
+
+// The sampled check follows the integrator and the dimension: its first-step truth equals the
+// full reference's, and a run with the other integrator fails it.
+TEST(Verification, SampledCheckFollowsLeapfrogIn3D) {
+    const auto initial = generate_bodies_of<float>(500, 3, 13);
+    VerificationSettings sampled;
+    sampled.full_reference_max_n = 100;
+    sampled.sample_bodies = 50;
+    const ReferenceSolution reference(initial, {}, Integrator::leapfrog, {1, 10}, sampled);
+    ASSERT_EQ(reference.kind(), CheckKind::sampled);
+    const ReferenceSolution full(initial, {}, Integrator::leapfrog, {1}, VerificationSettings{});
+    ASSERT_EQ(full.kind(), CheckKind::full);
+
+    const auto leapfrog = run_serial(initial, 16, 1, Integrator::leapfrog);
+    const CheckResult by_sample = reference.check(1, leapfrog.state, leapfrog.map, 16, kFp32);
+    const CheckResult by_full = full.check(1, leapfrog.state, leapfrog.map, 16, kFp32);
+    EXPECT_TRUE(by_sample.passed) << by_sample.failure;
+    EXPECT_EQ(by_sample.errors.max_pos_err, by_full.errors.max_pos_err);  // every position, same truth
+    EXPECT_LE(by_sample.errors.max_vel_err, by_full.errors.max_vel_err);   // a subset of the bodies
+    EXPECT_GT(by_sample.errors.max_vel_err, 0.0);
+
+    const auto euler = run_serial(initial, 16, 1, Integrator::euler);
+    EXPECT_FALSE(reference.check(1, euler.state, euler.map, 16, kFp32).passed);
+
+    auto moved = leapfrog;
+    moved.state.z[7] += 5e-4f;
+    const CheckResult r = reference.check(1, moved.state, moved.map, 16, kFp32);
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.failure.find("max_pos_err"), std::string::npos);
 }
 
 // `nbody-bench verify ARGS...` through the real command line; returns its exit status.
@@ -138,6 +201,14 @@ TEST(VerifyCommand, PassesAndFailsOnTheThresholds) {
     EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "64", "-d", "4", "--max-vel-err", "0"}), 1);
     EXPECT_THROW(verify_command({"--variants", "no.such_variant"}), UsageError);
     EXPECT_THROW(verify_command({"--max-pos-err", "-1"}), CLI::ValidationError);
+    // The workload axes: one workload, several, and values that do not exist.
+    EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "64", "-d", "4", "--dim", "3", "--precision",
+                              "fp64", "--integrator", "leapfrog"}),
+              0);
+    EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "50", "-d", "3", "--steps", "2"}), 0);
+    EXPECT_THROW(verify_command({"--dim", "4"}), CLI::ValidationError);
+    EXPECT_THROW(verify_command({"--precision", "fp16"}), CLI::ValidationError);
+    EXPECT_THROW(verify_command({"--integrator", "rk4"}), CLI::ValidationError);
 }
 
 TEST(HostInfo, SimdLanesComeFromTheWidestFlag) {
