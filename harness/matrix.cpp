@@ -289,12 +289,15 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                     cap = cap == 0 ? limit : std::min(cap, limit);
                     break;
                 }
+            // Workloads the variant does not run are skipped like an unavailable variant: one note says which.
+            std::string unsupported;
+            for (const Workload& workload : workloads)
+                if (!v->workloads.supports(workload)) unsupported += (unsupported.empty() ? "" : ", ") + to_string(workload);
+            if (!unsupported.empty())
+                out.notes.push_back(fmt::format("{}: skipped {} for {}: it runs {}", group.name, v->id, unsupported,
+                                                v->workloads.describe()));
             for (const Workload& workload : workloads) {
-                if (!v->workloads.supports(workload)) {  // like an unavailable variant: skipped, said so
-                    out.notes.push_back(fmt::format("{}: skipped {} for {}: it runs {}", group.name, v->id, to_string(workload),
-                                                    v->workloads.describe()));
-                    continue;
-                }
+                if (!v->workloads.supports(workload)) continue;
                 for (const auto& overrides : sweeps) {
                     TuningValues tuning;
                     try {
