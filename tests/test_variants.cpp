@@ -1,13 +1,18 @@
-// Every variant this build can run here, with every listed tuning value, agrees with the float64
-// reference on a small problem whose size is not a multiple of any block or tile.
+// Every variant this build can run here agrees with the host reference on a small problem whose
+// size is not a multiple of any block or tile: on the canonical workload with every listed tuning
+// value, and on every other workload it claims with its default tunings.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <memory>
+#include <variant>
 
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "verification.hpp"
 
 namespace nbody {
 namespace {
@@ -19,79 +24,100 @@ constexpr int kSteps = 3;
 struct Case {
     const VariantDescriptor* variant;
     TuningValues tuning;
+    Workload workload;
     std::string name;
 };
 
 // Test names (and ctest's) show the case's name rather than its bytes.
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-// The defaults, then each listed value of each choice tuning and both ends of each integer range.
+std::string workload_label(const Workload& w) {
+    return std::to_string(w.dim) + "d_" + to_string(w.precision) + "_" + to_string(w.integrator);
+}
+
+// Canonical workload: the defaults, then each listed value of each choice tuning and both ends of
+// each integer range. Every other workload the variant claims: its defaults.
 std::vector<Case> cases() {
     std::vector<Case> out;
     for (const auto& v : builtin_registry().all()) {
         if (!v.availability().available) continue;
         if (v.max_n != 0 && v.max_n < kBodies) continue;
-        out.push_back({&v, {}, v.id + "/defaults"});
+        for (const Workload& w : all_workloads())
+            if (v.workloads.supports(w)) out.push_back({&v, {}, w, v.id + "/" + workload_label(w) + "/defaults"});
         for (const auto& t : v.tunings) {
             std::vector<std::string> values = t.allowed_values;
             if (values.empty()) values = {std::to_string(t.min_value), std::to_string(t.max_value)};
             for (const auto& value : values)
-                if (value != t.default_value) out.push_back({&v, {{t.name, value}}, v.id + "/" + t.name + "=" + value});
+                if (value != t.default_value)
+                    out.push_back({&v, {{t.name, value}}, Workload{}, v.id + "/" + t.name + "=" + value});
         }
     }
     return out;
 }
 
-struct Expected {
-    BodiesT<double> state;
-    std::vector<std::int64_t> counts;
-};
-
-const Expected& reference() {
-    static const Expected expected = [] {
-        Expected e{BodiesT<double>::converted_from(generate_bodies(kBodies, 42)), {}};
-        reference_advance(e.state, PhysicsConstants{}, Integrator::euler, kSteps);
-        e.counts = host_cell_counts(e.state, kMapSize);
-        return e;
-    }();
-    return expected;
+// One reference per workload, shared by every variant.
+const ReferenceSolution& reference_for(const Workload& w) {
+    static std::map<Workload, std::unique_ptr<ReferenceSolution>> cache;
+    auto& entry = cache[w];
+    if (!entry)
+        entry = std::make_unique<ReferenceSolution>(generate_state(w, kBodies, 42), PhysicsConstants{}, w.integrator,
+                                                    std::vector<int>{kSteps}, VerificationSettings{});
+    return *entry;
 }
 
 class EveryVariant : public ::testing::TestWithParam<Case> {};
 
-TEST_P(EveryVariant, AgreesWithTheFloat64Reference) {
+TEST_P(EveryVariant, AgreesWithTheReference) {
     const Case& c = GetParam();
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}};
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
     auto sim = c.variant->create(problem, Registry::resolve_tuning(*c.variant, c.tuning));
-    sim->upload(generate_bodies(kBodies, 42));
-    sim->advance(kSteps);
-    sim->synchronize();
-    Bodies state;
+    const HostState initial = generate_state(c.workload, kBodies, 42);
+    const auto results =
+        verify_simulation(*sim, initial, reference_for(c.workload), kMapSize, default_thresholds(c.workload.precision));
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
+    // Tighter than verify's 10-step thresholds: these are 3 steps.
+    EXPECT_LT(results[0].errors.max_pos_err, c.workload.precision == Precision::fp32 ? 1e-5 : 1e-13) << c.name;
+    // After 3 small steps no body is near enough to a cell edge to be counted elsewhere.
+    EXPECT_EQ(results[0].errors.map_diff, 0.0) << c.name;
+
+    HostState state = empty_state(c.workload, 0);
     std::vector<float> map;
     sim->download(state, map);
-
-    const Expected& ref = reference();
-    ASSERT_EQ(state.size(), kBodies);
-    ASSERT_EQ(map.size(), static_cast<std::size_t>(kMapSize * kMapSize));
-    double max_pos = 0, max_vel = 0;
-    for (std::size_t i = 0; i < kBodies; ++i) {
-        max_pos = std::max({max_pos, std::abs(state.x[i] - ref.state.x[i]), std::abs(state.y[i] - ref.state.y[i])});
-        max_vel = std::max({max_vel, std::abs(state.vx[i] - ref.state.vx[i]), std::abs(state.vy[i] - ref.state.vy[i])});
-        ASSERT_EQ(state.m[i], 1.0f / kBodies) << "mass changed at " << i;
-    }
-    EXPECT_LT(max_pos, 1e-5) << c.name;
-    EXPECT_LT(max_vel, 1e-4) << c.name;
-    // The map holds count * D/N: recover counts and compare cell by cell.
+    std::visit(
+        [&](const auto& got) {
+            using Real = typename std::decay_t<decltype(got)>::real_type;
+            ASSERT_EQ(got.dim, c.workload.dim);
+            for (std::size_t i = 0; i < kBodies; ++i)
+                ASSERT_EQ(got.m[i], Real(1) / Real(kBodies)) << "mass changed at " << i;
+        },
+        state);
+    // The map holds count * D/N: whole counts, every body inside after 3 small steps.
     const double per_body = static_cast<double>(kMapSize) / kBodies;
-    std::int64_t differing = 0, total = 0;
+    std::int64_t total = 0;
     for (std::size_t cell = 0; cell < map.size(); ++cell) {
         const double count = map[cell] / per_body;
         ASSERT_NEAR(count, std::round(count), 1e-3) << "cell " << cell << " is not a whole count * D/N";
-        differing += std::llabs(std::llround(count) - ref.counts[cell]);
         total += std::llround(count);
     }
-    EXPECT_LE(differing, 2) << c.name << ": bodies counted in other cells";
-    EXPECT_EQ(total, static_cast<std::int64_t>(kBodies)) << "after 3 small steps every body is still inside";
+    EXPECT_EQ(total, static_cast<std::int64_t>(kBodies));
+}
+
+// Asking a variant for a workload it does not run is a usage error, never a fallback.
+TEST(Registry, UnsupportedWorkloadIsAUsageError) {
+    VariantDescriptor canonical_only;
+    canonical_only.id = "test.canonical";
+    EXPECT_NO_THROW(require_workload(canonical_only, Workload{}));
+    try {
+        require_workload(canonical_only, {3, Precision::fp64, Integrator::leapfrog});
+        FAIL() << "no error";
+    } catch (const UsageError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("test.canonical"), std::string::npos) << message;
+        EXPECT_NE(message.find("3d/fp64/leapfrog"), std::string::npos) << message;
+        EXPECT_NE(message.find("dim 2, fp32, euler"), std::string::npos) << message;
+    }
+    EXPECT_TRUE(builtin_registry().find("serial.reference")->workloads.supports({3, Precision::fp64, Integrator::leapfrog}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Available, EveryVariant, ::testing::ValuesIn(cases()),
