@@ -206,6 +206,7 @@ CpuInfo read_host_cpu() {
     } else {
         info.simd_fp32_lanes = simd_fp32_lanes_from_flags(flags, info.simd_source);
     }
+    info.simd_fp64_lanes = simd_fp64_lanes_of(info.simd_fp32_lanes);
     if (env_number("NBODY_CPU_FMA_PIPES", value)) {
         info.fma_pipes = static_cast<int>(value);
         info.fma_pipes_source = "environment NBODY_CPU_FMA_PIPES";
@@ -240,20 +241,50 @@ const CpuInfo& host_cpu_info() {
     return info;
 }
 
-double cpu_fp32_interaction_limit(const CpuLimitInputs& in) {
-    return in.cores * in.clock_hz * in.simd_fp32_lanes * in.fma_pipes / flops_per_interaction(Workload{});
+int simd_fp64_lanes_of(int simd_fp32_lanes) { return std::max(1, simd_fp32_lanes / 2); }
+
+double cpu_interaction_limit(const CpuLimitInputs& in) {
+    return in.cores * in.clock_hz * in.simd_lanes * in.fma_pipes / in.instructions_per_interaction;
 }
 
-CpuLimitInputs host_cpu_limit_inputs(int cores) {
+CpuLimitInputs host_cpu_limit_inputs(int cores, const Workload& workload) {
     const CpuInfo& cpu = host_cpu_info();
     return {.cores = std::clamp(cores, 1, cpu.physical_cores),
             .clock_hz = cpu.clock_hz,
-            .simd_fp32_lanes = cpu.simd_fp32_lanes,
-            .fma_pipes = cpu.fma_pipes};
+            .simd_lanes = workload.precision == Precision::fp64 ? cpu.simd_fp64_lanes : cpu.simd_fp32_lanes,
+            .fma_pipes = cpu.fma_pipes,
+            .instructions_per_interaction = flops_per_interaction(workload)};
 }
 
-double gpu_fp32_interaction_limit(const GpuInfo& gpu) {
-    return gpu.sm_count * gpu.sm_clock_hz * gpu.fp32_lanes_per_sm / flops_per_interaction(Workload{});
+int fp64_lanes_per_sm(const std::string& compute_capability, std::string& source) {
+    static const std::pair<const char*, int> table[] = {
+        {"5.0", 4}, {"5.2", 4}, {"5.3", 4}, {"6.0", 32}, {"6.1", 4},  {"6.2", 4},  {"7.0", 32}, {"7.2", 4},
+        {"7.5", 2}, {"8.0", 32}, {"8.6", 2}, {"8.7", 2}, {"8.9", 2}, {"9.0", 64}};
+    for (const auto& [capability, lanes] : table)
+        if (compute_capability == capability) {
+            source = "CUDA Programming Guide throughput table, compute capability " + compute_capability;
+            return lanes;
+        }
+    source = "compute capability '" + compute_capability + "' is not in the throughput table: FP64 limit unknown";
+    return 0;
+}
+
+GpuLimitInputs gpu_limit_inputs(const GpuInfo& gpu, const Workload& workload) {
+    GpuLimitInputs in;
+    in.sm_count = gpu.sm_count;
+    in.sm_clock_hz = gpu.sm_clock_hz;
+    in.instructions_per_interaction = flops_per_interaction(workload);
+    if (workload.precision == Precision::fp64) {
+        in.lanes_per_sm = fp64_lanes_per_sm(gpu.compute_capability, in.lanes_source);
+    } else {
+        in.lanes_per_sm = gpu.fp32_lanes_per_sm;
+        in.lanes_source = "FP32 lanes per SM as the device probe reported them";
+    }
+    return in;
+}
+
+double gpu_interaction_limit(const GpuLimitInputs& in) {
+    return in.sm_count * in.sm_clock_hz * in.lanes_per_sm / in.instructions_per_interaction;
 }
 
 int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning) {

@@ -1,5 +1,7 @@
 #pragma once
-// The host CPU's facts and the CPU and GPU efficiency limits of SPEC §3.
+// The host CPU's facts and the CPU and GPU efficiency limits of SPEC §3, per workload: the limit
+// divides by the workload's instructions per interaction (9 in 2D, 12 in 3D) and counts the lanes
+// of its precision.
 //
 // How each CPU input is read (and recorded beside its value, in `*_source`):
 //  - cores: distinct (package, core) pairs of /sys/devices/system/cpu/cpuN/topology among the CPUs
@@ -12,6 +14,8 @@
 //    beside it.
 //  - SIMD FP32 lanes: the widest vector extension in /proc/cpuinfo's flags (avx512f 16, avx 8,
 //    sse 4; aarch64 asimd 4).
+//  - SIMD FP64 lanes: half the FP32 lanes (a 64-bit value fills two 32-bit lanes of the same
+//    registers and pipes), at least 1.
 //  - FMA pipes: not visible to software; 2 when the fma flag is present (every x86 core with FMA
 //    since Haswell and Zen issues two vector FMAs per cycle), else 1.
 // Each can be overridden by an environment variable (NBODY_CPU_CLOCK_HZ, NBODY_CPU_SIMD_LANES,
@@ -31,6 +35,7 @@ struct CpuInfo {
     std::string clock_source;
     double all_cpus_busy_clock_hz = 0.0;  // mean clock with the chain on every CPU at once; 0: not measured
     int simd_fp32_lanes = 1;
+    int simd_fp64_lanes = 1;
     std::string simd_source;
     int fma_pipes = 1;
     std::string fma_pipes_source;
@@ -42,22 +47,44 @@ const CpuInfo& host_cpu_info();
 // The widest FP32 vector width a /proc/cpuinfo flags line offers, and which flag said so.
 int simd_fp32_lanes_from_flags(const std::string& flags, std::string& source);
 
-// The inputs of the CPU limit: cores × clock × SIMD FP32 lanes × FMA pipes ÷ 9.
+// FP64 lanes of a vector unit with `simd_fp32_lanes` FP32 lanes: half, at least 1.
+int simd_fp64_lanes_of(int simd_fp32_lanes);
+
+// The inputs of the CPU limit: cores × clock × SIMD lanes × FMA pipes ÷ instructions per interaction.
 struct CpuLimitInputs {
     int cores = 1;
     double clock_hz = 0.0;
-    int simd_fp32_lanes = 1;
+    int simd_lanes = 1;  // of the workload's precision
     int fma_pipes = 1;
+    double instructions_per_interaction = 9;
 };
 
-// Interactions per second the CPU could do at 9 FP32 instructions each (SPEC §3).
-double cpu_fp32_interaction_limit(const CpuLimitInputs& inputs);
+// Interactions per second the CPU could do (SPEC §3).
+double cpu_interaction_limit(const CpuLimitInputs& inputs);
 
-// This host's inputs with `cores` cores (clamped to [1, physical cores]).
-CpuLimitInputs host_cpu_limit_inputs(int cores);
+// This host's inputs for `workload` with `cores` cores (clamped to [1, physical cores]).
+CpuLimitInputs host_cpu_limit_inputs(int cores, const Workload& workload);
 
-// SMs × SM clock × FP32 lanes per SM ÷ 9; 0 when the device did not report them.
-double gpu_fp32_interaction_limit(const GpuInfo& gpu);
+// FP64 results per clock per SM of a compute capability, from the CUDA C++ Programming Guide's table
+// "Throughput of Native Arithmetic Instructions" (64-bit floating-point add, multiply, multiply-add):
+// 64 on 9.0 (Hopper), 32 on 6.0, 7.0 and 8.0 (P100, V100, A100: half their 64 FP32 lanes), 2 on
+// consumer and embedded parts (7.5, 8.6, 8.7, 8.9), 4 on 5.x, 6.1, 6.2, 7.2. 0 for a capability not
+// listed here (the limit is then unknown, never guessed). `source` says which.
+int fp64_lanes_per_sm(const std::string& compute_capability, std::string& source);
+
+// The inputs of the GPU limit: SMs × SM clock × lanes per SM ÷ instructions per interaction.
+struct GpuLimitInputs {
+    int sm_count = 0;
+    double sm_clock_hz = 0.0;
+    int lanes_per_sm = 0;  // FP32 lanes as the device reported them, or FP64 lanes from the table
+    std::string lanes_source;
+    double instructions_per_interaction = 9;
+};
+
+GpuLimitInputs gpu_limit_inputs(const GpuInfo& gpu, const Workload& workload);
+
+// Interactions per second the GPU could do; 0 when an input is unknown.
+double gpu_interaction_limit(const GpuLimitInputs& inputs);
 
 // Cores a CPU variant keeps busy: 1 for serial execution, else its `threads` tuning, else
 // OMP_NUM_THREADS, else every CPU this process may use; at most the physical cores.

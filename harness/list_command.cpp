@@ -1,4 +1,5 @@
-// `nbody-bench list`: every variant of this build, whether it can run here and why not, its tunings.
+// `nbody-bench list`: every variant of this build, whether it can run here and why not, the workloads
+// it runs (SPEC §2), its tunings.
 #include <fmt/format.h>
 
 #include <memory>
@@ -21,18 +22,19 @@ std::string describe_tuning(const TuningParameter& t) {
 }  // namespace
 
 void add_list_command(CLI::App& app, int& exit_status) {
-    auto* cmd = app.add_subcommand("list", "List the variants of this build, their availability and tunings");
+    auto* cmd = app.add_subcommand("list", "List the variants of this build, their availability, workloads and tunings");
     auto pattern = std::make_shared<std::string>("*");
     cmd->add_option("--variants", *pattern, "comma-separated glob patterns of variant ids")->capture_default_str();
     cmd->callback([pattern, &exit_status] {
         const auto variants = builtin_registry().match(*pattern);
-        fmt::print("{:<34} {:<10} {:<44} {}\n", "variant", "available", "description", "tunings (default [allowed])");
+        fmt::print("{:<34} {:<10} {:<36} {:<44} {}\n", "variant", "available", "workloads", "description",
+                   "tunings (default [allowed])");
         for (const auto* v : variants) {
             const Availability a = v->availability();
             std::string tunings;
             for (const auto& t : v->tunings) tunings += (tunings.empty() ? "" : "  ") + describe_tuning(t);
-            fmt::print("{:<34} {:<10} {:<44} {}\n", v->id, a.available ? "yes" : "no", v->description,
-                       tunings.empty() ? "-" : tunings);
+            fmt::print("{:<34} {:<10} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no", v->workloads.describe(),
+                       v->description, tunings.empty() ? "-" : tunings);
             if (!a.available) fmt::print("{:<34} {:<10} reason: {}\n", "", "", a.reason);
         }
         exit_status = 0;

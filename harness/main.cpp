@@ -8,7 +8,7 @@
 #include "nbody/errors.hpp"
 
 int main(int argc, char** argv) {
-    CLI::App app{"nbody-bench: the 2D N-body + activity-map benchmark suite (CUDA, Kokkos, OpenMP, serial)"};
+    CLI::App app{"nbody-bench: the N-body + activity-map benchmark suite (2D/3D, fp32/fp64, Euler/leapfrog; CUDA, Kokkos, OpenMP, serial)"};
     app.require_subcommand(1);
     int exit_status = 0;
     nbody::add_list_command(app, exit_status);

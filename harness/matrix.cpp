@@ -62,6 +62,46 @@ public:
         return text(value, where);
     }
 
+    // One workload axis: a single value or a non-empty list of them, each read by `one`.
+    template <class T, class ReadOne>
+    std::vector<T> axis(const json& value, const std::string& where, ReadOne one) const {
+        if (!value.is_array()) return {one(value, where)};
+        if (value.empty()) fail(where, "must be a value or a non-empty list of values");
+        std::vector<T> out;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            const T v = one(value[i], fmt::format("{}[{}]", where, i));
+            if (std::find(out.begin(), out.end(), v) != out.end()) fail(where, "lists a value twice");
+            out.push_back(v);
+        }
+        return out;
+    }
+
+    // The workload's own parsers, their message after the key.
+    template <class Parse>
+    auto parsed(const std::string& text, const std::string& where, Parse parse) const {
+        try {
+            return parse(text);
+        } catch (const UsageError& e) {
+            fail(where, e.what());
+        }
+    }
+
+    void workload_axes(const json& object, const std::string& prefix, MatrixGroup& out) const {
+        if (object.contains("dim"))
+            out.dims = axis<int>(object["dim"], prefix + "dim", [this](const json& v, const std::string& where) {
+                if (!v.is_number_integer()) fail(where, "must be 2 or 3");
+                return parsed(std::to_string(v.get<long>()), where, parse_dim);
+            });
+        if (object.contains("precision"))
+            out.precisions = axis<Precision>(object["precision"], prefix + "precision", [this](const json& v, const std::string& where) {
+                return parsed(text(v, where), where, parse_precision);
+            });
+        if (object.contains("integrator"))
+            out.integrators = axis<Integrator>(object["integrator"], prefix + "integrator", [this](const json& v, const std::string& where) {
+                return parsed(text(v, where), where, parse_integrator);
+            });
+    }
+
     std::vector<std::pair<std::string, std::size_t>> caps(const json& value, const std::string& where) const {
         if (!value.is_object()) fail(where, "must be an object of variant pattern -> largest N");
         std::vector<std::pair<std::string, std::size_t>> out;
@@ -78,8 +118,12 @@ constexpr long kMaxN = 1L << 26;
 
 }  // namespace
 
-std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const TuningValues& tuning) {
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
+                               const TuningValues& tuning) {
     std::string name = fmt::format("{}/n:{}/d:{}/steps:{}", variant, n, d, steps);
+    if (workload != Workload{})
+        name += fmt::format("/dim:{}/precision:{}/integrator:{}", workload.dim, to_string(workload.precision),
+                            to_string(workload.integrator));
     for (const auto& [key, value] : tuning) name += fmt::format("/{}:{}", key, value);
     return name;
 }
@@ -88,7 +132,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     const Reader r(file);
     r.only_keys(doc, "top level",
                 {"name", "description", "seed", "constants", "steps", "warmup_steps", "repetitions", "verification",
-                 "max_n", "groups"});
+                 "max_n", "dim", "precision", "integrator", "groups"});
     MatrixSpec spec;
     spec.file = file;
     if (!doc.contains("name")) r.fail("top level", "missing \"name\"");
@@ -125,6 +169,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     if (doc.contains("warmup_steps")) defaults.warmup_steps = static_cast<int>(r.integer(doc["warmup_steps"], "warmup_steps", 0, 1L << 30));
     if (doc.contains("repetitions")) defaults.repetitions = static_cast<int>(r.integer(doc["repetitions"], "repetitions", 1, 1000));
     if (doc.contains("max_n")) defaults.max_n = r.caps(doc["max_n"], "max_n");
+    r.workload_axes(doc, "", defaults);
     defaults.verify_steps = spec.verify_steps;
 
     if (!doc.contains("groups") || !doc["groups"].is_array() || doc["groups"].empty())
@@ -132,7 +177,8 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     for (std::size_t g = 0; g < doc["groups"].size(); ++g) {
         const json& group = doc["groups"][g];
         const std::string where = fmt::format("groups[{}]", g);
-        r.only_keys(group, where, {"name", "variants", "n", "d", "steps", "warmup_steps", "repetitions", "verify_steps", "tunings", "max_n"});
+        r.only_keys(group, where, {"name", "variants", "n", "d", "dim", "precision", "integrator", "steps", "warmup_steps",
+                                   "repetitions", "verify_steps", "tunings", "max_n"});
         MatrixGroup out = defaults;
         out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
         if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
@@ -143,6 +189,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         if (!group.contains("d")) r.fail(where, "missing \"d\"");
         out.n = r.integer_list<std::size_t>(group["n"], where + ".n", 1, kMaxN);
         out.d = r.integer_list<int>(group["d"], where + ".d", 1, 65536);
+        r.workload_axes(group, where + ".", out);
         if (group.contains("steps")) out.steps = static_cast<int>(r.integer(group["steps"], where + ".steps", 1, 1L << 30));
         if (group.contains("warmup_steps"))
             out.warmup_steps = static_cast<int>(r.integer(group["warmup_steps"], where + ".warmup_steps", 0, 1L << 30));
@@ -217,6 +264,10 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
             if (!anyone && !matched_any.empty())
                 throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
         }
+        std::vector<Workload> workloads;
+        for (int dim : group.dims)
+            for (Precision precision : group.precisions)
+                for (Integrator integrator : group.integrators) workloads.push_back({dim, precision, integrator});
         for (const auto* v : variants) {
             // The sweep over the tunings this variant has (others in the group's list do not apply to it).
             std::vector<TuningValues> sweeps{TuningValues{}};
@@ -238,37 +289,48 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                     cap = cap == 0 ? limit : std::min(cap, limit);
                     break;
                 }
-            for (const auto& overrides : sweeps) {
-                TuningValues tuning;
-                try {
-                    tuning = Registry::resolve_tuning(*v, overrides);
-                } catch (const UsageError& e) {  // e.g. more threads than this host has: skip, say so
-                    out.notes.push_back(fmt::format("{}: skipped: {}", group.name, e.what()));
-                    continue;
-                }
-                for (std::size_t n : group.n) {
-                    if (cap != 0 && n > cap) {
-                        out.notes.push_back(fmt::format("{}: {} not run at N={} (cap {})", group.name, v->id, n, cap));
+            // Workloads the variant does not run are skipped like an unavailable variant: one note says which.
+            std::string unsupported;
+            for (const Workload& workload : workloads)
+                if (!v->workloads.supports(workload)) unsupported += (unsupported.empty() ? "" : ", ") + to_string(workload);
+            if (!unsupported.empty())
+                out.notes.push_back(fmt::format("{}: skipped {} for {}: it runs {}", group.name, v->id, unsupported,
+                                                v->workloads.describe()));
+            for (const Workload& workload : workloads) {
+                if (!v->workloads.supports(workload)) continue;
+                for (const auto& overrides : sweeps) {
+                    TuningValues tuning;
+                    try {
+                        tuning = Registry::resolve_tuning(*v, overrides);
+                    } catch (const UsageError& e) {  // e.g. more threads than this host has: skip, say so
+                        out.notes.push_back(fmt::format("{}: skipped: {}", group.name, e.what()));
                         continue;
                     }
-                    for (int d : group.d) {
-                        Configuration c{.name = configuration_name(v->id, n, d, group.steps, tuning),
-                                        .variant = v,
-                                        .tuning = tuning,
-                                        .n = n,
-                                        .d = d,
-                                        .steps = group.steps,
-                                        .warmup_steps = group.warmup_steps,
-                                        .repetitions = group.repetitions,
-                                        .verify_steps = group.verify_steps,
-                                        .group = group.name};
-                        if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
+                    for (std::size_t n : group.n) {
+                        if (cap != 0 && n > cap) {
+                            out.notes.push_back(fmt::format("{}: {} not run at N={} (cap {})", group.name, v->id, n, cap));
+                            continue;
+                        }
+                        for (int d : group.d) {
+                            Configuration c{.name = configuration_name(v->id, n, d, group.steps, workload, tuning),
+                                            .variant = v,
+                                            .tuning = tuning,
+                                            .n = n,
+                                            .d = d,
+                                            .workload = workload,
+                                            .steps = group.steps,
+                                            .warmup_steps = group.warmup_steps,
+                                            .repetitions = group.repetitions,
+                                            .verify_steps = group.verify_steps,
+                                            .group = group.name};
+                            if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
+                        }
                     }
                 }
             }
         }
     }
-    // Caps notes repeat per tuning; keep each once, in order.
+    // Caps notes repeat per tuning and workload; keep each once, in order.
     std::vector<std::string> unique_notes;
     std::set<std::string> noted;
     for (auto& note : out.notes)

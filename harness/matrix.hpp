@@ -1,6 +1,7 @@
 #pragma once
 // Benchmark matrices (SPEC §7): a JSON file naming variants (ids or glob patterns), N and D lists,
-// steps, warm-up steps, repetitions, tunings to sweep and per-variant size caps, in groups.
+// the workload axes (dim, precision, integrator: one value or a list to sweep), steps, warm-up steps,
+// repetitions, tunings to sweep and per-variant size caps, in groups.
 // The format is documented in matrices/README.md.
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,10 @@ struct MatrixGroup {
     std::vector<std::string> variant_patterns;
     std::vector<std::size_t> n;
     std::vector<int> d;
+    // The workload axes, swept: every combination (SPEC §2). Default: the canonical 2d/fp32/euler.
+    std::vector<int> dims = {2};
+    std::vector<Precision> precisions = {Precision::fp32};
+    std::vector<Integrator> integrators = {Integrator::euler};
     int steps = 10;
     int warmup_steps = 1;
     int repetitions = 3;
@@ -44,11 +49,12 @@ MatrixSpec load_matrix(const std::string& path);
 
 // One measured unit: a variant with one tuning on one problem.
 struct Configuration {
-    std::string name;  // <variant>/n:<N>/d:<D>/steps:<S>[/<tuning>:<value>...]: the resume key
+    std::string name;  // see configuration_name(): the resume key
     const VariantDescriptor* variant = nullptr;
     TuningValues tuning;  // resolved: every parameter, defaults included
     std::size_t n = 0;
     int d = 0;
+    Workload workload;
     int steps = 0;
     int warmup_steps = 0;
     int repetitions = 0;
@@ -65,13 +71,17 @@ struct MatrixExpansion {
     std::vector<std::string> notes;             // what was skipped and why
 };
 
-// Patterns matching nothing, unavailable variants, N above a cap and tuning values a variant rejects
-// here (e.g. more threads than this host has) are skipped with a note; a tuning name that no matched
+// Patterns matching nothing, unavailable variants, workloads a variant does not run, N above a cap
+// and tuning values a variant rejects here (e.g. more threads than this host has) are skipped with a note; a tuning name that no matched
 // variant has is a UsageError (a typo in the matrix).
 // `include_unavailable`: expand variants that cannot run here too (a dry run checking a GPU matrix
 // on a machine without a GPU).
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable = false);
 
-std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const TuningValues& tuning);
+// <variant>/n:<N>/d:<D>/steps:<S>[/dim:<2|3>/precision:<p>/integrator:<i>][/<tuning>:<value>...]: the
+// workload part only when it is not the canonical 2d/fp32/euler, so names written before the workload
+// axes existed keep naming the same configurations.
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
+                               const TuningValues& tuning);
 
 }  // namespace nbody

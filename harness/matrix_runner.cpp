@@ -3,6 +3,9 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <compare>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -61,11 +64,12 @@ ordered_json json_number_or_null(double value) {
 struct Attempt {
     const Configuration* config = nullptr;
     std::size_t family_index = 0;
-    Bodies initial;
+    HostState initial;
     std::unique_ptr<Simulation> simulation;
     std::optional<CheckResult> check;
     std::string error;  // an exception's message: the configuration failed
-    double limit = 0;   // interactions/s of the device it runs on (0: unknown)
+    double limit = 0;   // interactions/s of the device it runs on in this workload (0: unknown)
+    ordered_json limit_inputs;  // what `limit` was computed from (null: no device facts)
     std::optional<int> cores;
     int repetitions_done = 0;
     std::vector<Run> runs;
@@ -187,6 +191,10 @@ private:
                 const TimedPhaseHooks hooks{.on_start = [&] { state.ResumeTiming(); }, .on_stop = [&] { state.PauseTiming(); }};
                 const Measurement m = measure_variant(*a.simulation, a.initial, c.warmup_steps, c.steps, hooks);
                 state.ResumeTiming();
+                // A clock that did not move gives no rate (N^2 / 0): a failure to say, not a number to record.
+                if (!(m.time_per_step_s > 0) || !std::isfinite(m.time_per_step_s))
+                    throw std::runtime_error(fmt::format("the time per step could not be measured ({} s for {} steps): raise steps",
+                                                         m.time_per_step_s * c.steps, c.steps));
                 state.SetIterationTime(m.time_per_step_s);
                 const double ips = interactions_per_second(c.n, m.time_per_step_s);
                 state.counters["time_per_step_s"] = m.time_per_step_s;
@@ -206,20 +214,29 @@ private:
         const Configuration& c = *a.config;
         try {
             if (c.variant->runs_on_gpu) {
-                const auto gpu = registry_.gpu();
-                a.limit = gpu ? gpu_fp32_interaction_limit(*gpu) : 0.0;
+                if (const auto gpu = registry_.gpu()) {
+                    const GpuLimitInputs inputs = gpu_limit_inputs(*gpu, c.workload);
+                    a.limit = gpu_interaction_limit(inputs);
+                    a.limit_inputs = limit_inputs_json(inputs);
+                }
             } else {
                 a.cores = cpu_cores_used(*c.variant, c.tuning);
-                a.limit = cpu_fp32_interaction_limit(host_cpu_limit_inputs(*a.cores));
+                const CpuLimitInputs inputs = host_cpu_limit_inputs(*a.cores, c.workload);
+                a.limit = cpu_interaction_limit(inputs);
+                a.limit_inputs = limit_inputs_json(inputs);
             }
-            a.initial = generate_bodies(c.n, spec_.seed);
-            const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants};
+            if (!std::isfinite(a.limit)) a.limit = 0;  // unknown, like a missing input
+            a.initial = generate_state(c.workload, c.n, spec_.seed);
+            const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants, .workload = c.workload};
             a.simulation = c.variant->create(problem, c.tuning);
-            auto& reference = references_[{c.n, c.verify_steps}];
+            // One reference per initial state, integrator and step count: never shared across workloads.
+            auto& reference = references_[ReferenceKey{c.n, c.verify_steps, c.workload, spec_.seed}];
             if (!reference)
-                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, Integrator::euler, std::vector<int>{c.verify_steps},
-                                                                spec_.verification);
-            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d, spec_.verification.thresholds_for(Precision::fp32)).back();
+                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, c.workload.integrator,
+                                                                std::vector<int>{c.verify_steps}, spec_.verification);
+            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d,
+                                        spec_.verification.thresholds_for(c.workload.precision))
+                          .back();
         } catch (const std::exception& e) {
             a.error = e.what();
             a.simulation.reset();
@@ -236,6 +253,9 @@ private:
         e["tuning"] = c.tuning;
         e["n"] = c.n;
         e["d"] = c.d;
+        e["dim"] = c.workload.dim;
+        e["precision"] = to_string(c.workload.precision);
+        e["integrator"] = to_string(c.workload.integrator);
         e["steps"] = c.steps;
         e["warmup_steps"] = c.warmup_steps;
         return e;
@@ -249,6 +269,9 @@ private:
         e["rms_pos_err"] = json_number_or_null(a.check->errors.rms_pos_err);
         e["max_vel_err"] = json_number_or_null(a.check->errors.max_vel_err);
         e["map_diff"] = json_number_or_null(a.check->errors.map_diff);
+        e["map_ambiguous_bodies"] = a.check->errors.map_ambiguous_bodies;
+        e["map_explained_counts"] = a.check->errors.map_explained_counts;
+        e["map_unexplained_counts"] = a.check->errors.map_unexplained_counts;
     }
 
     // The entries of the configuration in progress, appended and written; then its summary line.
@@ -289,7 +312,7 @@ private:
         } else {
             const bool verified = a.check && a.check->passed;
             const std::string verification_error = a.check ? "verification failed: " + a.check->failure : "";
-            double median_tps = 0, median_ips = 0, median_eff = -1;
+            ordered_json summary_entry;  // the median (or the one repetition): what the progress line shows
             for (const Run& r : a.runs) {
                 const bool aggregate = r.run_type == Run::RT_Aggregate;
                 const bool ratio = aggregate && r.aggregate_unit == benchmark::kPercentage;
@@ -318,26 +341,21 @@ private:
                 };
                 for (const char* name : {"time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency"})
                     e[name] = counter(name);
-                e["efficiency_limit"] = a.limit > 0 ? ordered_json(a.limit) : ordered_json(nullptr);
+                e["efficiency_limit"] = a.limit > 0 ? json_number_or_null(a.limit) : ordered_json(nullptr);
+                e["efficiency_limit_inputs"] = a.limit_inputs;
                 e["cores_used"] = a.cores ? ordered_json(*a.cores) : ordered_json(nullptr);
                 add_check_fields(a, e);
                 e["verified"] = verified;
                 if (!verified) e["error"] = verification_error;
-                if ((aggregate && r.aggregate_name == "median") || (!aggregate && c.repetitions == 1)) {
-                    median_tps = e["time_per_step_s"].get<double>();
-                    median_ips = e["interactions_per_second"].get<double>();
-                    if (!e["efficiency"].is_null()) median_eff = e["efficiency"].get<double>();
-                }
+                if ((aggregate && r.aggregate_name == "median") || (!aggregate && c.repetitions == 1)) summary_entry = e;
                 out.push_back(e);
             }
             verified ? ++summary_.finished : ++summary_.failed;
-            outcome = fmt::format("{:.4e} s/step, {:.4e} interactions/s{}, {}", median_tps, median_ips,
-                                  median_eff >= 0 ? fmt::format(", efficiency {:.1f}%", 100 * median_eff) : "",
-                                  verified ? "verified" : verification_error);
+            outcome = timing_summary(summary_entry);
         }
         a.runs.clear();
         a.simulation.reset();
-        a.initial = Bodies{};  // a long matrix keeps no state of finished configurations
+        a.initial = HostState{};  // a long matrix keeps no state of finished configurations
         write_document();
         progress_->end(outcome);
     }
@@ -350,7 +368,14 @@ private:
     ordered_json document_;
     std::set<std::string> done_;
     std::vector<Attempt> attempts_;
-    std::map<std::pair<std::size_t, int>, std::unique_ptr<ReferenceSolution>> references_;  // by (N, steps)
+    struct ReferenceKey {
+        std::size_t n;
+        int steps;
+        Workload workload;
+        std::uint64_t seed;
+        auto operator<=>(const ReferenceKey&) const = default;
+    };
+    std::map<ReferenceKey, std::unique_ptr<ReferenceSolution>> references_;
     std::optional<Progress> progress_;
     CollectingReporter* reporter_ = nullptr;
     std::size_t current_ = kNone;
@@ -358,6 +383,25 @@ private:
 };
 
 }  // namespace
+
+std::string timing_summary(const nlohmann::ordered_json& entry) {
+    // Any field may be null (a non-finite value, or a limit that is unknown): read each with care.
+    const auto number = [&](const char* key) -> std::optional<double> {
+        const auto it = entry.find(key);
+        if (it == entry.end() || !it->is_number()) return std::nullopt;
+        return it->get<double>();
+    };
+    const auto shown = [](std::optional<double> value) { return value ? fmt::format("{:.4e}", *value) : std::string("-"); };
+    std::string text = fmt::format("{} s/step, {} interactions/s", shown(number("time_per_step_s")),
+                                   shown(number("interactions_per_second")));
+    if (const auto efficiency = number("efficiency")) text += fmt::format(", efficiency {:.1f}%", 100 * *efficiency);
+    const auto verified = entry.find("verified");
+    if (verified != entry.end() && verified->is_boolean() && verified->get<bool>())
+        text += ", verified";
+    else
+        text += ", " + entry.value("error", std::string("not verified"));
+    return text;
+}
 
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options) {
     return MatrixRunner(registry, spec, options).run();

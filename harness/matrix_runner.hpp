@@ -3,6 +3,7 @@
 // configuration, manual time = time per step) and writes the results file of SPEC §6 after every
 // finished configuration (temporary file renamed into place).
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -30,5 +31,9 @@ struct MatrixRunSummary {
 // `registry` supplies the variants (tests pass their own). UsageError on a bad matrix or an output
 // that exists without resume/overwrite or cannot be written.
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options);
+
+// The progress line's account of one results entry (time per step, interactions/s, efficiency,
+// verified or the error); a null or missing number shows as "-".
+std::string timing_summary(const nlohmann::ordered_json& entry);
 
 }  // namespace nbody

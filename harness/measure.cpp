@@ -1,6 +1,8 @@
 #include "measure.hpp"
 
 #include <chrono>
+#include <type_traits>
+#include <variant>
 
 namespace nbody {
 
@@ -11,7 +13,7 @@ double seconds_since(Clock::time_point start) {
 }
 }  // namespace
 
-Measurement measure_variant(Simulation& simulation, const Bodies& initial, int warmup, int steps,
+Measurement measure_variant(Simulation& simulation, const HostState& initial, int warmup, int steps,
                             const TimedPhaseHooks& hooks) {
     Measurement m;
     auto start = Clock::now();
@@ -33,6 +35,8 @@ Measurement measure_variant(Simulation& simulation, const Bodies& initial, int w
     m.time_per_step_s = seconds_since(start) / steps;
     if (hooks.on_stop) hooks.on_stop();
 
+    // download() fills the precision and dimension the state holds on entry: the initial state's.
+    m.final_state = std::visit([](const auto& b) -> HostState { return std::decay_t<decltype(b)>(b.size(), b.dim); }, initial);
     start = Clock::now();
     simulation.download(m.final_state, m.activity_map);
     m.download_s = seconds_since(start);

@@ -12,7 +12,7 @@ struct Measurement {
     double upload_s = 0.0;         // initial state to wherever the variant keeps it
     double time_per_step_s = 0.0;  // wall time of the timed steps / steps, device synchronised
     double download_s = 0.0;       // state and map back to the host
-    Bodies final_state;            // after exactly `steps` steps from the initial state
+    HostState final_state;         // after exactly `steps` steps from the initial state, in its precision
     std::vector<float> activity_map;
 };
 
@@ -25,7 +25,7 @@ struct TimedPhaseHooks {
 
 // Upload (timed), `warmup` steps, upload again (so the result is `steps` steps from `initial`),
 // `steps` timed steps, synchronise, download (timed).
-Measurement measure_variant(Simulation& simulation, const Bodies& initial, int warmup, int steps,
+Measurement measure_variant(Simulation& simulation, const HostState& initial, int warmup, int steps,
                             const TimedPhaseHooks& hooks = {});
 
 // Interactions per second of a problem of n bodies (N^2 per step, SPEC §3).

@@ -1,9 +1,30 @@
 #include "problem_options.hpp"
 
+#include <functional>
+
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 
 namespace nbody {
+
+namespace {
+
+// A CLI11 check that runs the workload's own parser, so the command line accepts exactly what
+// parse_dim / parse_precision / parse_integrator accept and reports their message after the option name.
+CLI::Validator accepted_by(const std::function<void(const std::string&)>& parse, const std::string& allowed) {
+    return CLI::Validator(
+        [parse](std::string& text) {
+            try {
+                parse(text);
+            } catch (const UsageError& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        },
+        allowed);
+}
+
+}  // namespace
 
 void ProblemOptions::add_constants_to(CLI::App& app) {
     app.add_option("--G", constants.G, "gravitational constant")->capture_default_str()->check(CLI::PositiveNumber);
@@ -13,10 +34,24 @@ void ProblemOptions::add_constants_to(CLI::App& app) {
         ->check(CLI::NonNegativeNumber);
 }
 
+void ProblemOptions::add_workload_to(CLI::App& app) {
+    app.add_option_function<std::string>("--dim", [this](const std::string& text) { workload.dim = parse_dim(text); },
+                                         "dimensions of the problem (default 2)")
+        ->check(accepted_by(parse_dim, "2|3"));
+    app.add_option_function<std::string>(
+           "--precision", [this](const std::string& text) { workload.precision = parse_precision(text); },
+           "storage and arithmetic of the step (default fp32)")
+        ->check(accepted_by(parse_precision, "fp32|fp64"));
+    app.add_option_function<std::string>(
+           "--integrator", [this](const std::string& text) { workload.integrator = parse_integrator(text); },
+           "time integration: euler (SPEC §1) or kick-drift-kick leapfrog (default euler)")
+        ->check(accepted_by(parse_integrator, "euler|leapfrog"));
+}
+
 void ProblemOptions::add_initial_state_to(CLI::App& app) {
     app.add_option("--seed", seed, "SplitMix64 seed of the generated initial state")->capture_default_str();
-    app.add_option("--input", input_path, "CSV file of bodies x,y,vx,vy,m (empty fields take defaults)");
-;
+    app.add_option("--input", input_path,
+                   "CSV file of bodies x,y,vx,vy,m (--dim 3: x,y,z,vx,vy,vz,m; empty fields take defaults)");
 }
 
 void ProblemOptions::add_tuning_to(CLI::App& app) {
@@ -34,10 +69,10 @@ TuningValues ProblemOptions::tuning_overrides() const {
     return values;
 }
 
-Bodies ProblemOptions::initial_state(std::size_t n) const {
+HostState ProblemOptions::initial_state(std::size_t n) const {
     if (!input_path.empty())
-        return read_bodies_csv(input_path, n ? std::optional<std::size_t>(n) : std::nullopt, seed);
-    return generate_bodies(n, seed);
+        return read_state_csv(input_path, workload, n ? std::optional<std::size_t>(n) : std::nullopt, seed);
+    return generate_state(workload, n, seed);
 }
 
 }  // namespace nbody

@@ -12,18 +12,22 @@ namespace nbody {
 
 struct ProblemOptions {
     PhysicsConstants constants;
+    Workload workload;  // --dim, --precision, --integrator (SPEC §2); default 2d/fp32/euler
     std::uint64_t seed = kDefaultSeed;
     std::string input_path;  // empty: generate
     std::vector<std::string> tuning_assignments;  // "name=value"
 
     void add_constants_to(CLI::App& app);
+    void add_workload_to(CLI::App& app);
     void add_initial_state_to(CLI::App& app);
     void add_tuning_to(CLI::App& app);
 
     // name=value pairs; UsageError on a malformed one.
     TuningValues tuning_overrides() const;
-    // The initial state: from the input file (which must hold `n` bodies when n != 0) or generated.
-    Bodies initial_state(std::size_t n) const;
+    // The initial state in the workload's dimension and precision: from the input file (which must
+    // hold `n` bodies when n != 0; InputError when a line's field count does not fit the dimension)
+    // or generated.
+    HostState initial_state(std::size_t n) const;
 };
 
 }  // namespace nbody

@@ -64,7 +64,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["load_avg"] = gb_cpu.load_avg;
     c["library_build_type"] = build.build_type == "Debug" ? "debug" : "release";
     c["json_schema_version"] = 1;
-    c["nbody_results_version"] = 1;
+    c["nbody_results_version"] = kResultsVersion;
     c["nbody_bench_version"] = build.version;
     c["git_commit"] = build.git_commit;
     c["compiler"] = build.compiler;
@@ -77,21 +77,26 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
                      {"clock_source", cpu.clock_source},
                      {"all_cpus_busy_clock_hz", cpu.all_cpus_busy_clock_hz},
                      {"simd_fp32_lanes", cpu.simd_fp32_lanes},
+                     {"simd_fp64_lanes", cpu.simd_fp64_lanes},
                      {"simd_source", cpu.simd_source},
                      {"fma_pipes", cpu.fma_pipes},
                      {"fma_pipes_source", cpu.fma_pipes_source},
-                     {"fp32_interaction_limit", cpu_fp32_interaction_limit(host_cpu_limit_inputs(cpu.physical_cores))}};
+                     {"fp32_interaction_limit", cpu_interaction_limit(host_cpu_limit_inputs(cpu.physical_cores, Workload{}))}};
     if (gpu) {
+        std::string fp64_source;
+        const int fp64_lanes = fp64_lanes_per_sm(gpu->compute_capability, fp64_source);
         c["gpu"] = {{"name", gpu->name},
                     {"compute_capability", gpu->compute_capability},
                     {"sm_count", gpu->sm_count},
                     {"sm_clock_hz", gpu->sm_clock_hz},
                     {"fp32_lanes_per_sm", gpu->fp32_lanes_per_sm},
+                    {"fp64_lanes_per_sm", fp64_lanes},
+                    {"fp64_lanes_source", fp64_source},
                     {"memory_clock_hz", gpu->memory_clock_hz},
                     {"memory_bus_width_bits", gpu->memory_bus_width_bits},
                     {"driver_version", gpu->driver_version},
                     {"runtime_version", gpu->runtime_version},
-                    {"fp32_interaction_limit", gpu_fp32_interaction_limit(*gpu)}};
+                    {"fp32_interaction_limit", gpu_interaction_limit(gpu_limit_inputs(*gpu, Workload{}))}};
     } else {
         c["gpu"] = nullptr;
     }
@@ -100,20 +105,49 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["cuda_runtime_version"] = gpu ? ordered_json(gpu->runtime_version) : text_or_null(facts, {"cuda_runtime"});
     c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
     c["build_facts"] = facts;
-    const Thresholds t = spec.verification.thresholds_for(Precision::fp32);
+    const auto thresholds_json = [&](Precision precision) {
+        const Thresholds t = spec.verification.thresholds_for(precision);
+        return ordered_json{{"max_pos_err", t.max_pos_err},
+                            {"max_rms_pos_err", t.max_rms_pos_err},
+                            {"max_vel_err", t.max_vel_err},
+                            // null: every map count must be explained (no lax threshold)
+                            {"max_map_diff", t.max_map_diff ? ordered_json(*t.max_map_diff) : ordered_json(nullptr)}};
+    };
+    ordered_json verification = {{"steps", spec.verify_steps},
+                                 {"full_reference_max_n", spec.verification.full_reference_max_n},
+                                 {"sample_bodies", spec.verification.sample_bodies}};
+    verification.update(thresholds_json(Precision::fp32));  // as version 1 wrote them: the fp32 thresholds
+    verification["by_precision"] = {{"fp32", thresholds_json(Precision::fp32)}, {"fp64", thresholds_json(Precision::fp64)}};
     c["matrix"] = {{"name", spec.name},
                    {"file", spec.file},
                    {"seed", spec.seed},
                    {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
-                   {"verification",
-                    {{"steps", spec.verify_steps},
-                     {"full_reference_max_n", spec.verification.full_reference_max_n},
-                     {"sample_bodies", spec.verification.sample_bodies},
-                     {"max_pos_err", t.max_pos_err},
-                     {"max_rms_pos_err", t.max_rms_pos_err},
-                     {"max_vel_err", t.max_vel_err},
-                     {"max_map_diff", t.max_map_diff ? ordered_json(*t.max_map_diff) : ordered_json(nullptr)}}}};
+                   {"verification", verification}};
     return c;
+}
+
+ordered_json limit_inputs_json(const CpuLimitInputs& in) {
+    return {{"cores", in.cores},
+            {"clock_hz", in.clock_hz},
+            {"simd_lanes", in.simd_lanes},
+            {"fma_pipes", in.fma_pipes},
+            {"instructions_per_interaction", in.instructions_per_interaction}};
+}
+
+ordered_json limit_inputs_json(const GpuLimitInputs& in) {
+    return {{"sm_count", in.sm_count},
+            {"sm_clock_hz", in.sm_clock_hz},
+            {"lanes_per_sm", in.lanes_per_sm},
+            {"lanes_source", in.lanes_source},
+            {"instructions_per_interaction", in.instructions_per_interaction}};
+}
+
+Workload entry_workload(const nlohmann::json& entry) {
+    Workload w;  // version 1 entries have no workload fields: the canonical one
+    if (entry.contains("dim")) w.dim = entry["dim"].get<int>();
+    if (entry.contains("precision")) w.precision = parse_precision(entry["precision"].get<std::string>());
+    if (entry.contains("integrator")) w.integrator = parse_integrator(entry["integrator"].get<std::string>());
+    return w;
 }
 
 std::vector<std::string> check_results(const nlohmann::json& doc) {
@@ -134,6 +168,10 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
         const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
                                           : fmt::format("{}#{}", run_name, b["repetition_index"].get<long>());
         if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + key);
+        const Workload workload = entry_workload(b);
+        const std::string expected_name = configuration_name(b["variant"], b["n"], b["d"], b["steps"], workload, b["tuning"]);
+        if (run_name != expected_name)
+            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where, run_name, expected_name));
         if (b.value("error_occurred", false)) {
             failed.insert(run_name);
             continue;
@@ -149,6 +187,28 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
             if (!b["efficiency"].is_null() &&
                 (b["efficiency_limit"].is_null() || !close(b["efficiency"].get<double>(), ips / b["efficiency_limit"].get<double>())))
                 problems.push_back(where + ": efficiency is not interactions_per_second / efficiency_limit");
+        }
+        if (const auto inputs = b.value("efficiency_limit_inputs", nlohmann::json()); !inputs.is_null()) {
+            if (inputs["instructions_per_interaction"].get<double>() != flops_per_interaction(workload))
+                problems.push_back(fmt::format("{}: instructions_per_interaction {} is not the {} count {}", where,
+                                               inputs["instructions_per_interaction"].dump(), to_string(workload),
+                                               flops_per_interaction(workload)));
+            const bool cpu = inputs.contains("cores");
+            if (cpu != (b["device"] == "cpu")) problems.push_back(where + ": efficiency_limit_inputs are not those of its device");
+            const double limit = cpu ? cpu_interaction_limit({.cores = inputs["cores"],
+                                                              .clock_hz = inputs["clock_hz"],
+                                                              .simd_lanes = inputs["simd_lanes"],
+                                                              .fma_pipes = inputs["fma_pipes"],
+                                                              .instructions_per_interaction = inputs["instructions_per_interaction"]})
+                                     : gpu_interaction_limit({.sm_count = inputs["sm_count"],
+                                                              .sm_clock_hz = inputs["sm_clock_hz"],
+                                                              .lanes_per_sm = inputs["lanes_per_sm"],
+                                                              .lanes_source = inputs["lanes_source"],
+                                                              .instructions_per_interaction = inputs["instructions_per_interaction"]});
+            const bool limit_known = limit > 0 && std::isfinite(limit);
+            if (limit_known != !b["efficiency_limit"].is_null() ||
+                (limit_known && !close(limit, b["efficiency_limit"].get<double>())))
+                problems.push_back(where + ": efficiency_limit is not the product of efficiency_limit_inputs");
         }
         if (b["device"] == "cpu" && b["cores_used"].is_null()) problems.push_back(where + ": a CPU entry without cores_used");
     }

@@ -33,8 +33,10 @@ void run(const RunOptions& o) {
         throw UsageError("variant " + variant->id + " cannot run here: " + availability.reason);
     const TuningValues tuning = Registry::resolve_tuning(*variant, o.problem.tuning_overrides());
 
-    const Bodies initial = o.problem.initial_state(o.n != 0 || !o.problem.input_path.empty() ? o.n : 1024);
-    Problem problem{.n = initial.size(), .d = o.d, .constants = o.problem.constants};
+    // The workload is checked before anything is read or created: a variant never falls back to another.
+    require_workload(*variant, o.problem.workload);
+    const HostState initial = o.problem.initial_state(o.n != 0 || !o.problem.input_path.empty() ? o.n : 1024);
+    Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload};
     if (variant->max_n != 0 && problem.n > variant->max_n)
         throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, problem.n));
 
@@ -45,6 +47,7 @@ void run(const RunOptions& o) {
     for (const auto& [name, value] : tuning) tuning_text += fmt::format("{}{}={}", tuning_text.empty() ? "" : " ", name, value);
     fmt::print("variant          {}\n", variant->id);
     fmt::print("tuning           {}\n", tuning_text.empty() ? "-" : tuning_text);
+    fmt::print("workload         {}\n", to_string(problem.workload));
     fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
                o.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
     fmt::print("upload           {:.6e} s\n", m.upload_s);
@@ -53,8 +56,9 @@ void run(const RunOptions& o) {
     fmt::print("download         {:.6e} s\n", m.download_s);
 
     if (!o.state_out.empty()) {
-        write_bodies_csv(o.state_out, m.final_state,
-                         fmt::format("nbody2d state after {} steps of {} (N={}, D={})", o.steps, variant->id, problem.n, problem.d));
+        write_state_csv(o.state_out, m.final_state,
+                        fmt::format("nbody {} state after {} steps of {} (N={}, D={})", to_string(problem.workload), o.steps,
+                                    variant->id, problem.n, problem.d));
         fmt::print("state written    {}\n", o.state_out);
     }
     if (!o.map_out.empty()) {
@@ -74,10 +78,11 @@ void add_run_command(CLI::App& app, int& exit_status) {
     cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, 65536));
     cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 30));
     cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(CLI::Range(0, 1 << 30));
+    o->problem.add_workload_to(*cmd);
     o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);
     o->problem.add_tuning_to(*cmd);
-    cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format)");
+    cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)");
     cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
     cmd->callback([o, &exit_status] {
         run(*o);

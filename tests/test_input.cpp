@@ -1,10 +1,13 @@
-// SPEC §1 input file: x,y,vx,vy,m per line, comments, blank lines, defaults, and every error case.
+// SPEC §1 input file: x,y,vx,vy,m per line, comments, blank lines, defaults, and every error case;
+// SPEC §2: x,y,z,vx,vy,vz,m in 3D, parsed in the workload's precision.
 #include <gtest/gtest.h>
 
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
 #include "test_support.hpp"
+
+#include <variant>
 
 namespace nbody {
 namespace {
@@ -133,6 +136,78 @@ TEST(InputReader, MissingFileIsAnInputError) {
         EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
     }
+}
+
+TEST(InputReader3D, ReadsSevenFieldsWithDefaultsForEmptyZAndVz) {
+    TempDir dir;
+    const auto path = dir.write("bodies3.csv", "# x,y,z,vx,vy,vz,m\n0.25,0.5,0.75,1,-2,3,0.5\n0.1,0.2,,0.3,0.4,,\n");
+    const auto b = read_bodies_csv_of<float>(path, 2, 9, 3);
+    ASSERT_EQ(b.size(), 2u);
+    ASSERT_EQ(b.dim, 3);
+    EXPECT_EQ(b.z[0], 0.75f);
+    EXPECT_EQ(b.vx[0], 1.0f);
+    EXPECT_EQ(b.vz[0], 3.0f);
+    EXPECT_EQ(b.m[0], 0.5f);
+    EXPECT_EQ(b.z[1], generated_coordinate(9, 1, 3, 2));  // the generator's z of body 1 with this seed
+    EXPECT_EQ(b.vx[1], 0.3f);
+    EXPECT_EQ(b.vz[1], 0.0f);
+    EXPECT_EQ(b.m[1], 0.5f);  // 1/N
+    const HostState state = read_state_csv(path, Workload{.dim = 3, .precision = Precision::fp64}, std::nullopt, 9);
+    ASSERT_TRUE(std::holds_alternative<BodiesT<double>>(state));
+    EXPECT_EQ(std::get<BodiesT<double>>(state).z[0], 0.75);
+    EXPECT_EQ(std::get<BodiesT<double>>(state).m[1], 0.5);
+}
+
+// Reads `contents` in `dim` dimensions and precision Real; the InputError message, or a test failure.
+template <class Real>
+std::string error_of_workload(const std::string& contents, int dim) {
+    TempDir dir;
+    const auto path = dir.write("bad.csv", contents);
+    try {
+        read_bodies_csv_of<Real>(path, std::nullopt, 42, dim);
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "no InputError for:\n" << contents;
+    return {};
+}
+
+TEST(InputReader3D, FieldCountThatDoesNotFitTheDimensionNamesBothCounts) {
+    const auto five_in_3d = error_of_workload<float>("0.1,0.2,0.3,0,0,0,1\n0.1,0.2,0,0,1\n", 3);
+    EXPECT_NE(five_in_3d.find(":2:"), std::string::npos) << five_in_3d;
+    EXPECT_NE(five_in_3d.find("expected 7"), std::string::npos) << five_in_3d;
+    EXPECT_NE(five_in_3d.find("found 5"), std::string::npos) << five_in_3d;
+    const auto seven_in_2d = error_of_workload<float>("0.1,0.2,0.3,0,0,0,1\n", 2);
+    EXPECT_NE(seven_in_2d.find("expected 5"), std::string::npos) << seven_in_2d;
+    EXPECT_NE(seven_in_2d.find("found 7"), std::string::npos) << seven_in_2d;
+}
+
+TEST(InputReader3D, Float64ParsesValuesOutsideTheFloatRangeAndRejectsThoseOutsideDouble) {
+    TempDir dir;
+    const auto wide = read_bodies_csv_of<double>(dir.write("wide.csv", "1e50,0.2,0.3,0,0,1e-320,1\n"), 1, 42, 3);
+    EXPECT_EQ(wide.x[0], 1e50);
+    EXPECT_EQ(wide.vz[0], 1e-320);
+    const auto in_float = error_of_workload<float>("1e50,0.2,0.3,0,0,0,1\n", 3);
+    EXPECT_NE(in_float.find("field 1 (x)"), std::string::npos) << in_float;
+    const auto too_wide = error_of_workload<double>("0.1,0.2,1e400,0,0,0,1\n", 3);
+    EXPECT_NE(too_wide.find("field 3 (z)"), std::string::npos) << too_wide;
+    EXPECT_NE(too_wide.find("out of"), std::string::npos) << too_wide;
+    const auto mass = error_of_workload<double>("0.1,0.2,0.3,0,0,0,-1e-300\n", 3);
+    EXPECT_NE(mass.find("field 7 (m)"), std::string::npos) << mass;
+}
+
+TEST(StateWriter, ThreeDimensionalFloat64StateReadsBackBitExact) {
+    TempDir dir;
+    auto moved = generate_bodies_of<double>(40, 3, 11);
+    for (std::size_t i = 0; i < moved.size(); ++i) moved.vz[i] = moved.z[i] / 3.0 - 1e-200;
+    const auto path = dir.file("state3.csv");
+    write_state_csv(path, HostState(moved), "test state");
+    const auto back = read_bodies_csv_of<double>(path, 40, 42, 3);
+    EXPECT_EQ(back.x, moved.x);
+    EXPECT_EQ(back.z, moved.z);
+    EXPECT_EQ(back.vz, moved.vz);
+    EXPECT_EQ(back.m, moved.m);
 }
 
 TEST(StateWriter, WrittenStateReadsBackBitExact) {

@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "host_info.hpp"
 #include "matrix.hpp"
 #include "matrix_runner.hpp"
 #include "nbody/errors.hpp"
@@ -26,13 +28,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Wraps another variant's simulation, changing one behaviour.
+// Wraps another variant's simulation (in either precision), changing one behaviour.
 class Wrapped : public Simulation {
 public:
+    using Simulation::download;
+    using Simulation::upload;
     explicit Wrapped(std::unique_ptr<Simulation> inner) : inner_(std::move(inner)) {}
-    void upload(const Bodies& b) override { inner_->upload(b); }
+    void upload(const BodiesT<float>& b) override { inner_->upload(b); }
+    void upload(const BodiesT<double>& b) override { inner_->upload(b); }
     void advance(int steps) override { inner_->advance(steps); }
-    void download(Bodies& s, std::vector<float>& m) override { inner_->download(s, m); }
+    void download(BodiesT<float>& s, std::vector<float>& m) override { inner_->download(s, m); }
+    void download(BodiesT<double>& s, std::vector<float>& m) override { inner_->download(s, m); }
 
 protected:
     std::unique_ptr<Simulation> inner_;
@@ -41,8 +47,9 @@ protected:
 // Moves every body a little after downloading: timings fine, verification fails.
 class Drifting final : public Wrapped {
 public:
+    using Wrapped::download;
     using Wrapped::Wrapped;
-    void download(Bodies& s, std::vector<float>& m) override {
+    void download(BodiesT<float>& s, std::vector<float>& m) override {
         inner_->download(s, m);
         for (auto& x : s.x) x += 1e-3f;
     }
@@ -83,12 +90,16 @@ VariantDescriptor test_variant(const std::string& id, Factory create) {
     return v;
 }
 
+// Declares serial.reference's workloads unless told otherwise.
 template <class Behaviour>
-VariantDescriptor wrapped_variant(const Registry& base, const std::string& id) {
-    auto serial = base.find("serial.reference")->create;
-    return test_variant(id, [serial](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-        return std::make_unique<Behaviour>(serial(p, t));
+VariantDescriptor wrapped_variant(const Registry& base, const std::string& id,
+                                  std::optional<WorkloadSupport> workloads = std::nullopt) {
+    const VariantDescriptor& serial = *base.find("serial.reference");
+    VariantDescriptor v = test_variant(id, [create = serial.create](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+        return std::make_unique<Behaviour>(create(p, t));
     });
+    v.workloads = workloads.value_or(serial.workloads);
+    return v;
 }
 
 Factory throwing(const std::string& message) {
@@ -110,6 +121,7 @@ Registry test_registry(bool sleepy_sleeps = true) {
     unavailable.runs_on_gpu = true;
     unavailable.availability = [] { return Availability{false, "no such device in tests"}; };
     r.add(unavailable);
+    r.add(wrapped_variant<Wrapped>(r, "test.two_d_only", WorkloadSupport{}));  // the default: 2d/fp32/euler
     return r;
 }
 
@@ -355,6 +367,105 @@ TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
     EXPECT_TRUE(has_note("threads=3"));
     EXPECT_TRUE(has_note("test.tunable not run at N=200 (cap 100)"));
     EXPECT_TRUE(has_note("serial.reference not run at N=200 (cap 60)"));
+}
+
+TEST(MatrixSpecTest, WorkloadAxesSweepEveryCombinationAndNameNonCanonicalOnes) {
+    const Registry r = test_registry();
+    const MatrixSpec spec = spec_from(R"({"name": "axes", "steps": 3, "integrator": "leapfrog",
+        "groups": [{"name": "swept", "variants": ["serial.reference", "test.two_d_only"], "n": [16], "d": [4],
+                    "dim": [2, 3], "precision": ["fp32", "fp64"]},
+                   {"name": "plain", "variants": ["serial.reference"], "n": [16], "d": [4], "integrator": "euler"}]})");
+    const MatrixExpansion e = expand_matrix(spec, r);
+    std::vector<std::string> names;
+    for (const auto& c : e.configurations) names.push_back(c.name);
+    // The top-level integrator is the groups' default; a group's own value replaces it.
+    EXPECT_EQ(names, (std::vector<std::string>{
+                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp32/integrator:leapfrog",
+                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp64/integrator:leapfrog",
+                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp32/integrator:leapfrog",
+                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp64/integrator:leapfrog",
+                         "serial.reference/n:16/d:4/steps:3",  // canonical: the name it always had
+                     }));
+    EXPECT_EQ(e.configurations[3].workload, (Workload{3, Precision::fp64, Integrator::leapfrog}));
+    EXPECT_EQ(e.configurations[4].workload, Workload{});
+    // The 2D-only variant runs none of the swept workloads (all leapfrog): skipped with one note, no error.
+    EXPECT_NE(std::find(e.notes.begin(), e.notes.end(),
+                        "swept: skipped test.two_d_only for 2d/fp32/leapfrog, 2d/fp64/leapfrog, 3d/fp32/leapfrog, "
+                        "3d/fp64/leapfrog: it runs dim 2, fp32, euler"),
+              e.notes.end());
+}
+
+TEST(MatrixSpecTest, WorkloadAxisMistakesNameTheKey) {
+    const auto message = [](const std::string& axes) -> std::string {
+        try {
+            spec_from(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [8], "d": [2], )" + axes + "}]}");
+        } catch (const UsageError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_NE(message(R"("dim": 4)").find("groups[0].dim: dim '4' is not one of 2|3"), std::string::npos) << message(R"("dim": 4)");
+    EXPECT_NE(message(R"("dim": "3")").find("groups[0].dim"), std::string::npos);
+    EXPECT_NE(message(R"("precision": ["fp32", "fp16"])").find("groups[0].precision[1]"), std::string::npos);
+    EXPECT_NE(message(R"("integrator": [])").find("groups[0].integrator"), std::string::npos);
+    EXPECT_NE(message(R"("precision": ["fp64", "fp64"])").find("twice"), std::string::npos);
+    EXPECT_EQ(message(R"("dim": [3], "precision": "fp64", "integrator": ["euler", "leapfrog"])"), "");
+}
+
+// Two workloads of one N must not share a reference: a 3D, leapfrog or float64 run checked against
+// the 2D Euler float32 truth would fail (or pass for the wrong reason).
+TEST_F(MatrixRun, EachWorkloadIsVerifiedAgainstItsOwnReferenceAndRecorded) {
+    const Registry registry = test_registry();
+    const auto o = options("axes.json");
+    const MatrixRunSummary s = run_matrix(registry, spec_from(R"({"name": "axes", "steps": 2, "warmup_steps": 0, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference", "test.two_d_only"], "n": [48], "d": [4],
+                    "dim": [2, 3], "precision": ["fp32", "fp64"], "integrator": ["euler", "leapfrog"]}]})"), o);
+    EXPECT_EQ(s.planned, 9u);  // 8 workloads of serial.reference, the canonical one of the 2D-only variant
+    EXPECT_EQ(s.finished, 9u) << log_.str();
+    EXPECT_EQ(s.failed, 0u);
+    const json doc = read_json(o.out_path);
+    const auto problems = check_results(doc);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    EXPECT_EQ(doc["context"]["nbody_results_version"], kResultsVersion);
+    std::set<std::string> seen;
+    for (const auto& b : doc["benchmarks"]) {
+        const Workload w = entry_workload(b);
+        seen.insert(to_string(w));
+        EXPECT_TRUE(b["verified"].get<bool>()) << b["name"] << ": " << b.value("error", "");
+        EXPECT_EQ(b["efficiency_limit_inputs"]["instructions_per_interaction"].get<double>(), w.dim == 3 ? 12.0 : 9.0);
+        EXPECT_EQ(b["efficiency_limit_inputs"]["simd_lanes"].get<int>(),
+                  w.precision == Precision::fp64 ? host_cpu_info().simd_fp64_lanes : host_cpu_info().simd_fp32_lanes);
+        const double thresholds_pos = doc["context"]["matrix"]["verification"]["by_precision"][b["precision"].get<std::string>()]["max_pos_err"];
+        EXPECT_LE(b["max_pos_err"].get<double>(), thresholds_pos);
+    }
+    EXPECT_EQ(seen.size(), 8u);
+    // The fp64 workloads are held to the tighter float64 thresholds.
+    EXPECT_LT(doc["context"]["matrix"]["verification"]["by_precision"]["fp64"]["max_pos_err"].get<double>(),
+              doc["context"]["matrix"]["verification"]["by_precision"]["fp32"]["max_pos_err"].get<double>());
+}
+
+// A drifted state is caught in every workload (the check is not vacuous off the canonical one).
+TEST_F(MatrixRun, DriftIsCaughtInThreeDimensionsWithLeapfrog) {
+    const Registry registry = test_registry();
+    const auto o = options("drift3d.json");
+    const MatrixRunSummary s = run_matrix(registry, spec_from(R"({"name": "d", "steps": 1, "warmup_steps": 0, "repetitions": 1,
+        "groups": [{"variants": ["test.drifting"], "n": [32], "d": [4], "dim": 3, "integrator": "leapfrog"}]})"), o);
+    EXPECT_EQ(s.failed, 1u);
+    const json doc = read_json(o.out_path);
+    EXPECT_NE(doc["benchmarks"][0]["error"].get<std::string>().find("max_pos_err"), std::string::npos);
+}
+
+// Non-finite numbers are written as null; the progress line must read them without throwing.
+TEST(MatrixSummary, NullTimingsAreShownNotDereferenced) {
+    nlohmann::ordered_json entry = {{"time_per_step_s", nullptr}, {"interactions_per_second", nullptr},
+                                    {"efficiency", nullptr},      {"verified", false},
+                                    {"error", "verification failed: map_diff is NaN"}};
+    std::string line;
+    EXPECT_NO_THROW(line = timing_summary(entry));
+    EXPECT_EQ(line, "- s/step, - interactions/s, verification failed: map_diff is NaN");
+    entry = {{"time_per_step_s", 2e-3}, {"interactions_per_second", 5e8}, {"efficiency", 0.25}, {"verified", true}};
+    EXPECT_EQ(timing_summary(entry), "2.0000e-03 s/step, 5.0000e+08 interactions/s, efficiency 25.0%, verified");
+    EXPECT_EQ(timing_summary(nlohmann::ordered_json::object()), "- s/step, - interactions/s, not verified");
 }
 
 TEST(MatrixSpecTest, MistakesAreUsageErrorsNamingTheKey) {

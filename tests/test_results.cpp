@@ -1,6 +1,7 @@
 // The results checker: the JSON Schema subset validator and the consistency checks beyond it.
 #include <gtest/gtest.h>
 
+#include "host_info.hpp"
 #include "json_schema.hpp"
 #include "matrix_runner.hpp"
 #include "nbody/model_registration.hpp"
@@ -99,6 +100,96 @@ TEST_F(ResultsChecker, RejectsInconsistentNumbers) {
     doc = *document_;
     doc["benchmarks"].push_back(doc["benchmarks"][0]);  // a repetition twice
     EXPECT_FALSE(check_results(doc).empty());
+}
+
+TEST_F(ResultsChecker, EveryEntryRecordsItsWorkload) {
+    for (const auto& b : (*document_)["benchmarks"]) {
+        EXPECT_EQ(b["dim"], 2);
+        EXPECT_EQ(b["precision"], "fp32");
+        EXPECT_EQ(b["integrator"], "euler");
+    }
+    json doc = *document_;
+    doc["benchmarks"][0]["dim"] = 4;
+    EXPECT_FALSE(check_results(doc).empty());
+    doc = *document_;
+    doc["benchmarks"][0]["precision"] = "fp16";
+    EXPECT_FALSE(check_results(doc).empty());
+    doc = *document_;
+    doc["benchmarks"][0].erase("integrator");  // required from version 2 on
+    EXPECT_FALSE(check_results(doc).empty());
+    doc = *document_;
+    doc["benchmarks"][0]["dim"] = 3;  // its name says the canonical workload
+    const auto problems = check_results(doc);
+    ASSERT_FALSE(problems.empty());
+    EXPECT_NE(problems.front().find("does not name its fields"), std::string::npos) << problems.front();
+}
+
+// A file written before the workload axes (version 1): no workload fields, no limit inputs. It stays
+// valid, its entries read as 2d/fp32/euler.
+TEST_F(ResultsChecker, VersionOneFilesWithoutWorkloadFieldsStayValid) {
+    json doc = *document_;
+    doc["context"]["nbody_results_version"] = 1;
+    for (auto& b : doc["benchmarks"])
+        for (const char* key : {"dim", "precision", "integrator", "efficiency_limit_inputs"}) b.erase(key);
+    const auto problems = check_results(doc);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    EXPECT_EQ(entry_workload(doc["benchmarks"][0]), Workload{});
+    doc["context"]["nbody_results_version"] = 2;
+    EXPECT_FALSE(check_results(doc).empty());
+    doc["context"]["nbody_results_version"] = 3;
+    EXPECT_FALSE(check_results(doc).empty());
+}
+
+TEST_F(ResultsChecker, EfficiencyLimitMustBeTheProductOfItsInputs) {
+    const json& first = (*document_)["benchmarks"][0];
+    ASSERT_TRUE(first["efficiency_limit_inputs"].is_object());
+    EXPECT_EQ(first["efficiency_limit_inputs"]["cores"], first["cores_used"]);
+    json doc = *document_;
+    doc["benchmarks"][0]["efficiency_limit_inputs"]["instructions_per_interaction"] = 12;  // a 3D count on a 2D entry
+    EXPECT_FALSE(check_results(doc).empty());
+    doc = *document_;
+    doc["benchmarks"][0]["efficiency_limit_inputs"]["simd_lanes"] = 1000;
+    EXPECT_FALSE(check_results(doc).empty());
+}
+
+// SPEC §3: the limit divides by the workload's instruction count and counts its precision's lanes.
+TEST(HostInfo, CpuLimitPerWorkload) {
+    const CpuLimitInputs in{.cores = 4, .clock_hz = 3e9, .simd_lanes = 8, .fma_pipes = 2, .instructions_per_interaction = 9};
+    EXPECT_DOUBLE_EQ(cpu_interaction_limit(in), 4 * 3e9 * 8 * 2 / 9.0);
+    EXPECT_EQ(simd_fp64_lanes_of(16), 8);
+    EXPECT_EQ(simd_fp64_lanes_of(4), 2);
+    EXPECT_EQ(simd_fp64_lanes_of(1), 1);
+    const CpuInfo& host = host_cpu_info();
+    EXPECT_EQ(host.simd_fp64_lanes, simd_fp64_lanes_of(host.simd_fp32_lanes));
+    const Workload fp64_3d{.dim = 3, .precision = Precision::fp64};
+    const CpuLimitInputs canonical = host_cpu_limit_inputs(1, Workload{}), wide = host_cpu_limit_inputs(1, fp64_3d);
+    EXPECT_EQ(canonical.instructions_per_interaction, 9);
+    EXPECT_EQ(wide.instructions_per_interaction, 12);
+    EXPECT_EQ(canonical.simd_lanes, host.simd_fp32_lanes);
+    EXPECT_EQ(wide.simd_lanes, host.simd_fp64_lanes);
+    EXPECT_EQ(host_cpu_limit_inputs(1000, Workload{}).cores, host.physical_cores);
+}
+
+TEST(HostInfo, GpuLimitUsesFp64LanesOfTheComputeCapability) {
+    std::string source;
+    EXPECT_EQ(fp64_lanes_per_sm("9.0", source), 64);
+    EXPECT_NE(source.find("9.0"), std::string::npos);
+    EXPECT_EQ(fp64_lanes_per_sm("8.0", source), 32);
+    EXPECT_EQ(fp64_lanes_per_sm("8.6", source), 2);
+    EXPECT_EQ(fp64_lanes_per_sm("8.9", source), 2);
+    EXPECT_EQ(fp64_lanes_per_sm("42.0", source), 0);
+    EXPECT_NE(source.find("unknown"), std::string::npos);
+    GpuInfo h100;
+    h100.compute_capability = "9.0";
+    h100.sm_count = 132;
+    h100.sm_clock_hz = 1.98e9;
+    h100.fp32_lanes_per_sm = 128;
+    EXPECT_DOUBLE_EQ(gpu_interaction_limit(gpu_limit_inputs(h100, Workload{})), 132 * 1.98e9 * 128 / 9.0);
+    EXPECT_DOUBLE_EQ(gpu_interaction_limit(gpu_limit_inputs(h100, Workload{.dim = 3})), 132 * 1.98e9 * 128 / 12.0);
+    EXPECT_DOUBLE_EQ(gpu_interaction_limit(gpu_limit_inputs(h100, Workload{.precision = Precision::fp64})), 132 * 1.98e9 * 64 / 9.0);
+    GpuInfo unknown = h100;
+    unknown.compute_capability = "42.0";
+    EXPECT_EQ(gpu_interaction_limit(gpu_limit_inputs(unknown, Workload{.precision = Precision::fp64})), 0.0);
 }
 
 }  // namespace

@@ -331,25 +331,6 @@ TEST(HostInfo, SimdLanesComeFromTheWidestFlag) {
     EXPECT_EQ(simd_fp32_lanes_from_flags("avx512fp16x", source), 1);  // whole words only
 }
 
-TEST(HostInfo, CpuLimitIsCoresClockLanesPipesOverNine) {
-    const CpuLimitInputs in{.cores = 4, .clock_hz = 3e9, .simd_fp32_lanes = 8, .fma_pipes = 2};
-    EXPECT_DOUBLE_EQ(cpu_fp32_interaction_limit(in), 4 * 3e9 * 8 * 2 / 9.0);
-    const CpuInfo& host = host_cpu_info();
-    EXPECT_GE(host.physical_cores, 1);
-    EXPECT_LE(host.physical_cores, host.logical_cpus);
-    EXPECT_EQ(host_cpu_limit_inputs(1000).cores, host.physical_cores);
-    EXPECT_FALSE(host.clock_source.empty());
-    EXPECT_FALSE(host.fma_pipes_source.empty());
-}
-
-TEST(HostInfo, GpuLimitIsSmsClockLanesOverNine) {
-    GpuInfo gpu;
-    gpu.sm_count = 132;
-    gpu.sm_clock_hz = 1.98e9;
-    gpu.fp32_lanes_per_sm = 128;
-    EXPECT_DOUBLE_EQ(gpu_fp32_interaction_limit(gpu), 132 * 1.98e9 * 128 / 9.0);
-}
-
 TEST(HostInfo, CoresUsedFollowTheThreadsTuning) {
     const auto descriptor = [](const char* id, const char* backend, const char* space) {
         VariantDescriptor v;
