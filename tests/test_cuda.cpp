@@ -2,10 +2,10 @@
 // unavailable with a reason; the variants from cuda.tiled up claim every workload and the early
 // rungs only 2d/fp32/euler; a workload or tuning value a variant does not run is a usage error
 // before any device call. With a GPU: every variant on every workload it claims against the
-// host reference (double for float32 workloads, long double for float64), maps equal to the
-// host's count of the returned positions, every kernel compiled for the other workloads runs,
-// the probe reads the device, every activity-map strategy counts the same cells, and the
-// deterministic variants repeat bit for bit.
+// host reference (positions and velocities; double for float32 workloads, long double for
+// float64), maps equal to the host's count of the returned positions, every kernel compiled for
+// the other workloads runs, the probe reads the device, every activity-map strategy counts the
+// same cells, and the deterministic variants repeat bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,26 +83,35 @@ bool identical(const HostState& a, const HostState& b) {
         a);
 }
 
-// The largest |p - p_ref| over every axis of every body, in long double.
-template <class Real, class Ref>
-long double max_position_error(const BodiesT<Real>& state, const BodiesT<Ref>& reference) {
+// The largest |q - q_ref| over every axis of every body, in long double, for q = position(axis)
+// or velocity(axis).
+template <class Real, class Ref, class Field>
+long double max_error(const BodiesT<Real>& state, const BodiesT<Ref>& reference, Field field) {
     long double worst = 0;
     for (int axis = 0; axis < state.dim; ++axis)
         for (std::size_t i = 0; i < state.size(); ++i)
-            worst = std::max(worst, std::abs(static_cast<long double>(state.position(axis)[i]) -
-                                             static_cast<long double>(reference.position(axis)[i])));
+            worst = std::max(worst, std::abs(static_cast<long double>(field(state, axis)[i]) -
+                                             static_cast<long double>(field(reference, axis)[i])));
     return worst;
 }
+
+struct Errors {
+    long double position = 0, velocity = 0;
+};
 
 // The host's map of a state's own positions.
 std::vector<float> host_map(const HostState& state, int d) {
     return std::visit([d](const auto& b) { return normalised_map(host_cell_counts(b, d), b.size(), d); }, state);
 }
 
-// Position thresholds (SPEC §5, docs/verification.md): float32 as the float32 tests use; float64
-// far below any float32 rounding on the way and far above the float64 sums' rounding
-// (docs/performance-cuda.md gives the measured errors).
-double position_threshold(Precision precision) { return precision == Precision::fp32 ? 1e-4 : 1e-12; }
+// Thresholds (SPEC §5, docs/verification.md): float32 as the float32 tests use; float64 far below
+// any float32 rounding on the way and far above the float64 sums' rounding (the measured errors
+// are in docs/performance-cuda.md). Velocities too: after one Euler step from rest the positions
+// have not moved yet.
+Errors thresholds(Precision precision) {
+    if (precision == Precision::fp32) return {.position = 1e-4, .velocity = 1e-6};
+    return {.position = 1e-12, .velocity = 1e-12};
+}
 
 // The reference of the generated state after `steps` steps, in double (float32 workloads) or
 // long double (float64), computed once per workload, N and step count.
@@ -119,11 +128,27 @@ const BodiesT<Ref>& reference_after(const Workload& w, std::size_t n, int steps)
     return it->second;
 }
 
-// Worst position error of a downloaded state against the reference of its workload.
-long double error_against_reference(const HostState& state, const Workload& w, int steps) {
+template <class Real, class Ref>
+Errors errors_of(const BodiesT<Real>& state, const BodiesT<Ref>& reference) {
+    return {.position = max_error(state, reference, [](const auto& b, int axis) -> const auto& { return b.position(axis); }),
+            .velocity = max_error(state, reference, [](const auto& b, int axis) -> const auto& { return b.velocity(axis); })};
+}
+
+// Worst errors of a downloaded state against the reference of its workload.
+Errors errors_against_reference(const HostState& state, const Workload& w, int steps) {
     if (w.precision == Precision::fp32)
-        return max_position_error(std::get<Bodies>(state), reference_after<double>(w, state_size(state), steps));
-    return max_position_error(std::get<BodiesT<double>>(state), reference_after<long double>(w, state_size(state), steps));
+        return errors_of(std::get<Bodies>(state), reference_after<double>(w, state_size(state), steps));
+    return errors_of(std::get<BodiesT<double>>(state), reference_after<long double>(w, state_size(state), steps));
+}
+
+void expect_within_thresholds(const HostState& state, const Workload& w, int steps, Errors* worst = nullptr) {
+    const Errors e = errors_against_reference(state, w, steps), limit = thresholds(w.precision);
+    EXPECT_LE(e.position, limit.position) << "position error after " << steps << " steps";
+    EXPECT_LE(e.velocity, limit.velocity) << "velocity error after " << steps << " steps";
+    if (worst != nullptr) {
+        worst->position = std::max(worst->position, e.position);
+        worst->velocity = std::max(worst->velocity, e.velocity);
+    }
 }
 
 TEST(CudaRegistry, EveryLadderStepIsACudaVariant) {
@@ -220,8 +245,7 @@ class CudaAgainstReference : public ::testing::TestWithParam<std::tuple<std::str
 TEST_P(CudaAgainstReference, PositionsAndMaps) {
     if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
     const auto& [id, w] = GetParam();
-    const double threshold = position_threshold(w.precision);
-    long double worst[2] = {0, 0};
+    Errors worst[2];  // after 1 and after 10 steps
     for (std::size_t n : {1000u, 4099u}) {
         for (int d : {10, 257}) {
             SCOPED_TRACE(id + " " + to_string(w) + " N=" + std::to_string(n) + " D=" + std::to_string(d));
@@ -235,16 +259,14 @@ TEST_P(CudaAgainstReference, PositionsAndMaps) {
                 std::vector<float> map;
                 sim->download(state, map);
                 ASSERT_EQ(state_dim(state), w.dim);
-                const long double error = error_against_reference(state, w, steps);
-                EXPECT_LE(error, threshold) << "after " << steps << " steps";
-                worst[steps == 1 ? 0 : 1] = std::max(worst[steps == 1 ? 0 : 1], error);
+                expect_within_thresholds(state, w, steps, &worst[steps == 1 ? 0 : 1]);
                 EXPECT_EQ(map, host_map(state, d)) << "after " << steps << " steps";
             }
         }
     }
     // The measured errors, for docs/performance-cuda.md.
-    std::printf("[ error    ] %-14s %-20s max position error: 1 step %.3Le, 10 steps %.3Le\n", id.c_str(),
-                to_string(w).c_str(), worst[0], worst[1]);
+    std::printf("[ error    ] %-17s %-17s position %.2Le %.2Le velocity %.2Le %.2Le (1, 10 steps)\n", id.c_str(),
+                to_string(w).c_str(), worst[0].position, worst[1].position, worst[0].velocity, worst[1].velocity);
 }
 
 std::vector<std::tuple<std::string, Workload>> claimed_workloads() {
@@ -266,15 +288,14 @@ INSTANTIATE_TEST_SUITE_P(EveryClaimedWorkload, CudaAgainstReference, ::testing::
 // Each kernel compiled for a workload other than 2d/fp32 runs and agrees with the reference:
 // every offered unroll x bodies_per_thread, tiled2d's unroll values and library reduction, the
 // slices, the block sizes of the one-body-per-thread kernels. N = 300: a partial last tile for
-// every block size, small enough for compute-sanitizer.
-TEST(CudaWorkloads, EveryKernelCompiledForTheOtherWorkloadsRuns) {
+// every block size, small enough for compute-sanitizer (one workload per test).
+class CudaKernelsOfOtherWorkloads : public ::testing::TestWithParam<Workload> {};
+
+TEST_P(CudaKernelsOfOtherWorkloads, EveryCompiledKernelRuns) {
     if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    const Workload w = GetParam();
     const std::size_t n = 300;
     const int steps = 2;
-    const std::vector<Workload> workloads = {
-        {.dim = 3, .precision = Precision::fp32, .integrator = Integrator::euler},
-        {.dim = 2, .precision = Precision::fp64, .integrator = Integrator::leapfrog},
-        {.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog}};
     std::vector<std::pair<std::string, TuningValues>> runs;
     for (const char* id : {"cuda.unrolled", "cuda.fastmath", "cuda.sliced"})
         for (const char* unroll : {"8", "16"})
@@ -289,17 +310,26 @@ TEST(CudaWorkloads, EveryKernelCompiledForTheOtherWorkloadsRuns) {
         runs.push_back({"cuda.tiled", {{"block_size", block}}});
         runs.push_back({"cuda.float4", {{"block_size", block}}});
     }
-    for (const Workload& w : workloads) {
-        for (const auto& [id, tuning] : runs) {
-            std::string label = id + " " + to_string(w);
-            for (const auto& [name, value] : tuning) label += " " + name + "=" + value;
-            SCOPED_TRACE(label);
-            const Outcome out = simulate(id, tuning, n, 16, steps, w);
-            EXPECT_LE(error_against_reference(out.state, w, steps), position_threshold(w.precision));
-            EXPECT_EQ(out.map, host_map(out.state, 16));
-        }
+    for (const auto& [id, tuning] : runs) {
+        std::string label = id;
+        for (const auto& [name, value] : tuning) label += " " + name + "=" + value;
+        SCOPED_TRACE(label);
+        const Outcome out = simulate(id, tuning, n, 16, steps, w);
+        expect_within_thresholds(out.state, w, steps);
+        EXPECT_EQ(out.map, host_map(out.state, 16));
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Workloads, CudaKernelsOfOtherWorkloads,
+    ::testing::Values(Workload{.dim = 3, .precision = Precision::fp32, .integrator = Integrator::euler},
+                      Workload{.dim = 2, .precision = Precision::fp64, .integrator = Integrator::leapfrog},
+                      Workload{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog}),
+    [](const ::testing::TestParamInfo<Workload>& info) {
+        std::string name = to_string(info.param);
+        std::replace(name.begin(), name.end(), '/', '_');
+        return name;
+    });
 
 // Four bodies per thread in 3D float64 need more registers than 1024-thread blocks allow on
 // some GPUs: then the variant refuses the block size (UsageError naming the registers), it
@@ -309,7 +339,7 @@ TEST(CudaWorkloads, ABlockTooLargeForTheKernelsRegistersIsAUsageError) {
     const Workload w{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::euler};
     try {
         const Outcome out = simulate("cuda.sliced", {{"block_size", "1024"}}, 1100, 10, 1, w);
-        EXPECT_LE(error_against_reference(out.state, w, 1), position_threshold(w.precision));
+        expect_within_thresholds(out.state, w, 1);
         std::printf("[ note     ] cuda.sliced 3d/fp64 runs 1024-thread blocks with 4 bodies per thread\n");
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("registers"), std::string::npos) << e.what();
