@@ -11,26 +11,29 @@ struct BodyAos {
     float x, y, vx, vy, m;
 };
 
+using Vec2 = Vec<float, 2>;
+
 template <class InvSqrt>
-__global__ void aos_pull(const BodyAos* bodies, float2* pull_out, DeviceConstants c) {
+__global__ void aos_pull(const BodyAos* bodies, Vec2* pull_out, DeviceConstants<float> c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c.n) return;
-    float ax = 0.0f, ay = 0.0f;
+    Vec2 a{};
     for (int j = 0; j < c.n; ++j)
-        pull<InvSqrt>(bodies[i].x, bodies[i].y, bodies[j].x, bodies[j].y, bodies[j].m, c.eps2, ax, ay);
-    pull_out[i] = make_float2(ax, ay);
+        pull<InvSqrt>(Vec2{{bodies[i].x, bodies[i].y}}, Vec2{{bodies[j].x, bodies[j].y}}, bodies[j].m, c.eps2, a);
+    pull_out[i] = a;
 }
 
-static __global__ void aos_integrate(BodyAos* bodies, const float2* pull_in, int* cells, DeviceConstants c) {
+static __global__ void aos_integrate(BodyAos* bodies, const Vec2* pull_in, int* cells, DeviceConstants<float> c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c.n) return;
     BodyAos& b = bodies[i];
-    integrate_body(b.x, b.y, b.vx, b.vy, pull_in[i].x, pull_in[i].y, c.G, c.dt);
+    integrate_body(b.x, b.y, b.vx, b.vy, pull_in[i][0], pull_in[i][1], c.G, c.dt);
     cells[i] = activity_cell(b.x, b.y, c.d);
 }
 
+// The canonical workload only (2d/fp32/euler: the descriptors keep the default WorkloadSupport).
 template <class InvSqrt>
-class AosSimulation final : public CudaSimulation {
+class AosSimulation final : public CudaSimulation<float> {
 public:
     AosSimulation(const Problem& problem, const TuningValues& tuning)
         : CudaSimulation(problem, tuning), block_(block_size_of(tuning)), bodies_(problem.n), pull_(problem.n) {}
@@ -66,7 +69,7 @@ private:
 
     unsigned int block_;
     DeviceBuffer<BodyAos> bodies_;
-    DeviceBuffer<float2> pull_;
+    DeviceBuffer<Vec2> pull_;
 };
 
 }  // namespace nbody::cuda

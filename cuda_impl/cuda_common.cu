@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "cuda_common.cuh"
+#include "nbody/errors.hpp"
 
 namespace nbody::cuda {
 
@@ -12,13 +14,16 @@ void throw_cuda_error(cudaError_t error, const char* call, const char* file, int
                              std::to_string(line));
 }
 
-DeviceConstants device_constants(const Problem& problem) {
+template <class Real>
+DeviceConstants<Real> device_constants(const Problem& problem) {
     return {.n = static_cast<int>(problem.n),
             .d = problem.d,
-            .G = static_cast<float>(problem.constants.G),
-            .dt = static_cast<float>(problem.constants.dt),
-            .eps2 = static_cast<float>(problem.constants.eps2())};
+            .G = static_cast<Real>(problem.constants.G),
+            .dt = static_cast<Real>(problem.constants.dt),
+            .eps2 = static_cast<Real>(problem.constants.eps2())};
 }
+template DeviceConstants<float> device_constants<float>(const Problem&);
+template DeviceConstants<double> device_constants<double>(const Problem&);
 
 Availability cuda_availability() {
     int count = 0;
@@ -88,9 +93,44 @@ TuningParameter map_tuning() {
             .allowed_values = {"atomic", "shared", "cub"}};
 }
 
+std::string joined(const std::vector<long>& values) {
+    std::string text;
+    for (long v : values) {
+        if (!text.empty()) text += '|';
+        text += std::to_string(v);
+    }
+    return text;
+}
+
+void require_offered(const std::string& variant_id, const Workload& workload, const std::string& tuning, long value,
+                     const std::vector<long>& offered) {
+    if (std::find(offered.begin(), offered.end(), value) != offered.end()) return;
+    throw UsageError(variant_id + ": tuning " + tuning + "=" + std::to_string(value) + " is not compiled for the " +
+                     to_string(workload) + " workload (it offers " + tuning + "=" + joined(offered) +
+                     "; every value only in 2d/fp32)");
+}
+
+void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id) {
+    cudaFuncAttributes attributes{};
+    NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    if (threads > static_cast<unsigned int>(attributes.maxThreadsPerBlock))
+        throw UsageError(variant_id + ": blocks of " + std::to_string(threads) + " threads do not fit this kernel (" +
+                         std::to_string(attributes.numRegs) + " registers per thread: at most " +
+                         std::to_string(attributes.maxThreadsPerBlock) + " threads per block)");
+}
+
 VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
                                   std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
-                                  std::size_t max_n) {
+                                  WorkloadSupport workloads, std::size_t max_n) {
+    // The checked create needs the id and the workloads only; a copy of them keeps it self-contained.
+    VariantDescriptor identity;
+    identity.id = id;
+    identity.workloads = workloads;
+    auto checked_create = [identity = std::move(identity), create = std::move(create)](const Problem& problem,
+                                                                                        const TuningValues& tuning) {
+        require_workload(identity, problem.workload);
+        return create(problem, tuning);
+    };
     return {.id = std::move(id),
             .backend = "cuda",
             .execution_space = "cuda",
@@ -98,8 +138,9 @@ VariantDescriptor cuda_descriptor(std::string id, std::string description, std::
             .tunings = std::move(tunings),
             .max_n = max_n,
             .runs_on_gpu = true,
+            .workloads = std::move(workloads),
             .availability = cuda_availability,
-            .create = std::move(create)};
+            .create = std::move(checked_create)};
 }
 
 }  // namespace nbody::cuda

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "nbody/registry.hpp"
@@ -63,15 +65,17 @@ private:
     std::size_t count_ = 0;
 };
 
-// The workload's constants as the kernels use them (float32, SPEC §1).
+// The workload's constants as the kernels use them, in the workload's precision (SPEC §1, §2).
+template <class Real>
 struct DeviceConstants {
     int n = 0;
     int d = 0;
-    float G = 0.0f;
-    float dt = 0.0f;
-    float eps2 = 0.0f;
+    Real G = 0;
+    Real dt = 0;
+    Real eps2 = 0;
 };
-DeviceConstants device_constants(const Problem& problem);
+template <class Real>
+DeviceConstants<Real> device_constants(const Problem& problem);
 
 // Available when cudaGetDeviceCount finds a device; otherwise the reason, "no CUDA device: ...".
 Availability cuda_availability();
@@ -86,13 +90,46 @@ inline unsigned int blocks_for(std::size_t items, unsigned int per_block) {
     return static_cast<unsigned int>((items + per_block - 1) / per_block);
 }
 
+// Tunings that select a compiled kernel (unroll factors, bodies per thread) are compiled with
+// every allowed value for the 2D float32 workloads and with a few values for the others, which
+// bounds the build time; the others are refused with a UsageError (require_offered).
+template <class Real, int Dim>
+inline constexpr bool kEveryKernelTuning = std::is_same_v<Real, float> && Dim == 2;
+
+// A compile-time list of tuning values with kernels behind them.
+template <int First, int... Rest>
+struct CompiledValues {
+    static std::vector<long> list() { return {First, Rest...}; }
+    // f.template operator()<V>() for the V equal to `value`.
+    template <class F>
+    static auto select(long value, F&& f) {
+        using Result = decltype(f.template operator()<First>());
+        std::optional<Result> result;
+        ((value == First && (result = f.template operator()<First>(), true)) ||
+         ((value == Rest && (result = f.template operator()<Rest>(), true)) || ...));
+        if (!result) throw std::logic_error("no kernel compiled for tuning value " + std::to_string(value));
+        return *result;
+    }
+};
+
+// UsageError naming the variant, the tuning, the workload and `offered` when `value` is not in it.
+void require_offered(const std::string& variant_id, const Workload& workload, const std::string& tuning, long value,
+                     const std::vector<long>& offered);
+
+// "1|2|4"
+std::string joined(const std::vector<long>& values);
+
 // Tunings offered by most variants.
 TuningParameter block_size_tuning(const std::string& default_value);
 TuningParameter map_tuning();
 
-// A descriptor with the fields every CUDA variant shares filled in.
+// UsageError when a kernel compiled with its registers cannot run blocks of `threads` threads.
+void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id);
+
+// A descriptor with the fields every CUDA variant shares filled in. Its create refuses (UsageError,
+// before any device call) a problem whose workload is not in `workloads`.
 VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
                                   std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
-                                  std::size_t max_n = 0);
+                                  WorkloadSupport workloads = {}, std::size_t max_n = 0);
 
 }  // namespace nbody::cuda

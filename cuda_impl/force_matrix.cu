@@ -12,17 +12,19 @@ namespace {
 constexpr unsigned int kColumnsPerBlock = 32;
 constexpr std::size_t kMaxBodies = 65536;  // 32 GiB of matrix
 
-__global__ void force_matrix_pull(const float* __restrict__ x, const float* __restrict__ y,
-                                  const float* __restrict__ m, float2* __restrict__ matrix, DeviceConstants c) {
+using Vec2 = Vec<float, 2>;
+
+__global__ void force_matrix_pull(DeviceBodies<float, 2> bodies, Vec2* __restrict__ matrix, DeviceConstants<float> c) {
     const int j = blockIdx.y * blockDim.x + threadIdx.x;  // consecutive lanes write consecutive columns
     const int i = blockIdx.x * blockDim.y + threadIdx.y;
     if (i >= c.n || j >= c.n) return;
-    float ax = 0.0f, ay = 0.0f;
-    pull(x[i], y[i], x[j], y[j], m[j], c.eps2, ax, ay);
-    matrix[static_cast<std::size_t>(i) * c.n + j] = make_float2(ax, ay);
+    Vec2 a{};
+    pull(bodies.position_of(i), bodies.position_of(j), bodies.mass[j], c.eps2, a);
+    matrix[static_cast<std::size_t>(i) * c.n + j] = a;
 }
 
-class ForceMatrix final : public SoaSimulation {
+// The canonical workload only (the descriptor keeps the default WorkloadSupport).
+class ForceMatrix final : public SoaSimulation<float, 2> {
 public:
     ForceMatrix(const Problem& p, const TuningValues& t)
         : SoaSimulation(p, t),
@@ -34,13 +36,13 @@ private:
     void compute_pull() override {
         const dim3 block(kColumnsPerBlock, block_ / kColumnsPerBlock);
         const dim3 grid(blocks_for(problem_.n, block.y), blocks_for(problem_.n, block.x));
-        force_matrix_pull<<<grid, block>>>(x(), y(), m(), matrix_.data(), constants_);
+        force_matrix_pull<<<grid, block>>>(bodies(), matrix_.data(), constants_);
         NBODY_CUDA_CHECK_LAUNCH();
         reducer_.sum(matrix_.data(), pull());
     }
     unsigned int block_;
-    RowReducer reducer_;
-    DeviceBuffer<float2> matrix_;
+    RowReducer<float, 2> reducer_;
+    DeviceBuffer<Vec2> matrix_;
 };
 
 }  // namespace
@@ -51,7 +53,7 @@ VariantDescriptor force_matrix_variant() {
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<ForceMatrix>(p, t);
                            },
-                           kMaxBodies);
+                           {}, kMaxBodies);
 }
 
 }  // namespace nbody::cuda

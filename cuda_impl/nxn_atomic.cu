@@ -16,28 +16,30 @@ namespace {
 constexpr unsigned int kBodiesPerBlockRow = 32;
 constexpr unsigned int kMaxGridY = 65535;
 
-__global__ void nxn_atomic_pull(const float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ m,
-                                float2* pull_out, DeviceConstants c) {
+using Vec2 = Vec<float, 2>;
+
+__global__ void nxn_atomic_pull(DeviceBodies<float, 2> bodies, Vec2* pull_out, DeviceConstants<float> c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c.n) return;
     for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < c.n; j += gridDim.y * blockDim.y) {
-        float ax = 0.0f, ay = 0.0f;
-        pull(x[i], y[i], x[j], y[j], m[j], c.eps2, ax, ay);
-        atomicAdd(&pull_out[i].x, ax);
-        atomicAdd(&pull_out[i].y, ay);
+        Vec2 a{};
+        pull(bodies.position_of(i), bodies.position_of(j), bodies.mass[j], c.eps2, a);
+        atomicAdd(&pull_out[i][0], a[0]);
+        atomicAdd(&pull_out[i][1], a[1]);
     }
 }
 
-class NxnAtomic final : public SoaSimulation {
+// The canonical workload only (the descriptor keeps the default WorkloadSupport).
+class NxnAtomic final : public SoaSimulation<float, 2> {
 public:
     NxnAtomic(const Problem& p, const TuningValues& t) : SoaSimulation(p, t), block_(block_size_of(t)) {}
 
 private:
     void compute_pull() override {
-        NBODY_CUDA_CHECK(cudaMemsetAsync(pull(), 0, problem_.n * sizeof(float2)));
+        NBODY_CUDA_CHECK(cudaMemsetAsync(pull(), 0, problem_.n * sizeof(Vec2)));
         const dim3 block(kBodiesPerBlockRow, block_ / kBodiesPerBlockRow);
         const dim3 grid(blocks_for(problem_.n, block.x), std::min(blocks_for(problem_.n, block.y), kMaxGridY));
-        nxn_atomic_pull<<<grid, block>>>(x(), y(), m(), pull(), constants_);
+        nxn_atomic_pull<<<grid, block>>>(bodies(), pull(), constants_);
         NBODY_CUDA_CHECK_LAUNCH();
     }
     unsigned int block_;

@@ -11,26 +11,30 @@ namespace {
 constexpr unsigned int kReduceBlock = 256;
 constexpr unsigned int kWarp = 32;
 
-struct Float2Sum {
-    __device__ float2 operator()(const float2& a, const float2& b) const { return make_float2(a.x + b.x, a.y + b.y); }
+struct VecSum {
+    template <class Real, int Dim>
+    __device__ Vec<Real, Dim> operator()(const Vec<Real, Dim>& a, const Vec<Real, Dim>& b) const {
+        Vec<Real, Dim> sum;
+NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) sum[k] = a[k] + b[k];
+        return sum;
+    }
 };
 
-__global__ void warp_per_row_sum(const float2* __restrict__ rows, std::size_t row_count, std::size_t row_length,
-                                 float2* __restrict__ sums) {
+template <class Real, int Dim>
+__global__ void warp_per_row_sum(const Vec<Real, Dim>* __restrict__ rows, std::size_t row_count,
+                                 std::size_t row_length, Vec<Real, Dim>* __restrict__ sums) {
     const std::size_t row = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
     const unsigned int lane = threadIdx.x % kWarp;
     if (row >= row_count) return;  // whole warps leave together: row is uniform across a warp
-    float sx = 0.0f, sy = 0.0f;
-    const float2* values = rows + row * row_length;
-    for (std::size_t k = lane; k < row_length; k += kWarp) {
-        sx += values[k].x;
-        sy += values[k].y;
-    }
+    Vec<Real, Dim> sum{};
+    const Vec<Real, Dim>* values = rows + row * row_length;
+    for (std::size_t k = lane; k < row_length; k += kWarp) sum = VecSum{}(sum, values[k]);
     for (unsigned int offset = kWarp / 2; offset > 0; offset /= 2) {
-        sx += __shfl_down_sync(0xffffffffu, sx, offset);
-        sy += __shfl_down_sync(0xffffffffu, sy, offset);
+NBODY_UNROLL_AXES
+        for (int axis = 0; axis < Dim; ++axis) sum[axis] += __shfl_down_sync(0xffffffffu, sum[axis], offset);
     }
-    if (lane == 0) sums[row] = make_float2(sx, sy);
+    if (lane == 0) sums[row] = sum;
 }
 
 }  // namespace
@@ -42,7 +46,8 @@ TuningParameter reduction_tuning() {
             .allowed_values = {"hand", "cub"}};
 }
 
-RowReducer::RowReducer(std::size_t rows, std::size_t row_length, const std::string& kind)
+template <class Real, int Dim>
+RowReducer<Real, Dim>::RowReducer(std::size_t rows, std::size_t row_length, const std::string& kind)
     : rows_(rows), row_length_(row_length), use_cub_(kind == "cub") {
     if (kind != "hand" && kind != "cub") throw UsageError("reduction=" + kind + " is not one of hand|cub");
     if (!use_cub_) return;
@@ -51,24 +56,29 @@ RowReducer::RowReducer(std::size_t rows, std::size_t row_length, const std::stri
     offsets_ = DeviceBuffer<long long>(offsets.size());
     offsets_.copy_from_host(offsets.data());
     std::size_t temp_bytes = 0;
-    NBODY_CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(nullptr, temp_bytes, static_cast<const float2*>(nullptr),
-                                                        static_cast<float2*>(nullptr), static_cast<int>(rows_),
-                                                        offsets_.data(), offsets_.data() + 1, Float2Sum{},
-                                                        make_float2(0.0f, 0.0f)));
+    NBODY_CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(nullptr, temp_bytes, static_cast<const Vec<Real, Dim>*>(nullptr),
+                                                        static_cast<Vec<Real, Dim>*>(nullptr), static_cast<int>(rows_),
+                                                        offsets_.data(), offsets_.data() + 1, VecSum{},
+                                                        Vec<Real, Dim>{}));
     cub_temp_ = DeviceBuffer<unsigned char>(temp_bytes);
 }
 
-void RowReducer::sum(const float2* rows, float2* sums) {
+template <class Real, int Dim>
+void RowReducer<Real, Dim>::sum(const Vec<Real, Dim>* rows, Vec<Real, Dim>* sums) {
     if (use_cub_) {
         std::size_t temp_bytes = cub_temp_.size();
         NBODY_CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(cub_temp_.data(), temp_bytes, rows, sums,
                                                             static_cast<int>(rows_), offsets_.data(),
-                                                            offsets_.data() + 1, Float2Sum{},
-                                                            make_float2(0.0f, 0.0f)));
+                                                            offsets_.data() + 1, VecSum{}, Vec<Real, Dim>{}));
         return;
     }
     warp_per_row_sum<<<blocks_for(rows_ * kWarp, kReduceBlock), kReduceBlock>>>(rows, rows_, row_length_, sums);
     NBODY_CUDA_CHECK_LAUNCH();
 }
+
+template class RowReducer<float, 2>;
+template class RowReducer<float, 3>;
+template class RowReducer<double, 2>;
+template class RowReducer<double, 3>;
 
 }  // namespace nbody::cuda

@@ -9,7 +9,7 @@ VariantDescriptor rsqrt_variant() {
     return cuda_descriptor("cuda.rsqrt", "AoS, 1 thread/body, hardware rsqrtf",
                            {block_size_tuning("256"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                               return std::make_unique<AosSimulation<HardwareInvSqrt>>(p, t);
+                               return std::make_unique<AosSimulation<DeviceRsqrt>>(p, t);
                            });
 }
 

@@ -1,3 +1,6 @@
+#include <stdexcept>
+#include <string>
+
 #include "simulation_base.cuh"
 
 namespace nbody::cuda {
@@ -5,18 +8,49 @@ namespace {
 
 constexpr unsigned int kIntegrateBlock = 256;
 
-__global__ void integrate_soa(float* __restrict__ x, float* __restrict__ y, float* __restrict__ vx,
-                              float* __restrict__ vy, const float2* __restrict__ pull, int* __restrict__ cells,
-                              DeviceConstants c) {
+// Positions and velocities by axis, as the integration kernels update them.
+template <class Real, int Dim>
+struct DeviceState {
+    Real* position[Dim];
+    Real* velocity[Dim];
+
+    __device__ void load(int i, Vec<Real, Dim>& p, Vec<Real, Dim>& v) const {
+NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) {
+            p[k] = position[k][i];
+            v[k] = velocity[k][i];
+        }
+    }
+    __device__ void store(int i, const Vec<Real, Dim>& p, const Vec<Real, Dim>& v) const {
+NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) {
+            position[k][i] = p[k];
+            velocity[k][i] = v[k];
+        }
+    }
+};
+
+template <class Real, int Dim>
+__global__ void advance_before_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
+                                            Integrator integrator, DeviceConstants<Real> c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c.n) return;
-    float xi = x[i], yi = y[i], vxi = vx[i], vyi = vy[i];
-    integrate_body(xi, yi, vxi, vyi, pull[i].x, pull[i].y, c.G, c.dt);
-    x[i] = xi;
-    y[i] = yi;
-    vx[i] = vxi;
-    vy[i] = vyi;
-    cells[i] = activity_cell(xi, yi, c.d);
+    Vec<Real, Dim> p, v;
+    state.load(i, p, v);
+    advance_before_force(integrator, p, v, pull[i], c.G, c.dt);
+    state.store(i, p, v);
+}
+
+template <class Real, int Dim>
+__global__ void advance_after_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
+                                           Integrator integrator, int* __restrict__ cells, DeviceConstants<Real> c) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c.n) return;
+    Vec<Real, Dim> p, v;
+    state.load(i, p, v);
+    advance_after_force(integrator, p, v, pull[i], c.G, c.dt);
+    state.store(i, p, v);
+    cells[i] = activity_cell(p[0], p[1], c.d);
 }
 
 }  // namespace
@@ -25,10 +59,20 @@ unsigned int block_size_of(const TuningValues& tuning) {
     return static_cast<unsigned int>(tuning_int(tuning, "block_size"));
 }
 
-CudaSimulation::CudaSimulation(const Problem& problem, const TuningValues& tuning)
-    : problem_(problem), constants_(device_constants(problem)), map_(problem, tuning.at("map")), cells_(problem.n) {}
+template <class Real>
+CudaSimulation<Real>::CudaSimulation(const Problem& problem, const TuningValues& tuning)
+    : problem_(problem),
+      constants_(device_constants<Real>(problem)),
+      map_(problem, tuning.at("map")),
+      cells_(problem.n) {}
 
-void CudaSimulation::upload(const Bodies& initial) {
+template <class Real>
+void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
+    if (initial.size() != problem_.n || initial.dim != problem_.workload.dim)
+        throw std::invalid_argument("a state of " + std::to_string(initial.size()) + " bodies in " +
+                                    std::to_string(initial.dim) + "D uploaded to a simulation of " +
+                                    std::to_string(problem_.n) + " bodies in " +
+                                    std::to_string(problem_.workload.dim) + "D");
     upload_bodies(initial);
     // The map of the initial positions; cells from the host copy, part of the timed upload.
     std::vector<int> cells(initial.size());
@@ -37,53 +81,87 @@ void CudaSimulation::upload(const Bodies& initial) {
     map_.build(cells_.data());
 }
 
-void CudaSimulation::advance(int steps) {
+template <class Real>
+void CudaSimulation<Real>::advance(int steps) {
     for (int s = 0; s < steps; ++s) {
         step_bodies(cells_.data());
         map_.build(cells_.data());
     }
 }
 
-void CudaSimulation::synchronize() { NBODY_CUDA_CHECK(cudaDeviceSynchronize()); }
+template <class Real>
+void CudaSimulation<Real>::synchronize() {
+    NBODY_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
-void CudaSimulation::download(Bodies& state, std::vector<float>& activity_map) {
+template <class Real>
+void CudaSimulation<Real>::download(BodiesT<Real>& state, std::vector<float>& activity_map) {
     synchronize();
     download_bodies(state);
     map_.copy_to_host(activity_map);
 }
 
-SoaSimulation::SoaSimulation(const Problem& problem, const TuningValues& tuning)
-    : CudaSimulation(problem, tuning),
-      x_(problem.n),
-      y_(problem.n),
-      vx_(problem.n),
-      vy_(problem.n),
-      m_(problem.n),
-      pull_(problem.n) {}
-
-void SoaSimulation::upload_bodies(const Bodies& initial) {
-    x_.copy_from_host(initial.x.data());
-    y_.copy_from_host(initial.y.data());
-    vx_.copy_from_host(initial.vx.data());
-    vy_.copy_from_host(initial.vy.data());
-    m_.copy_from_host(initial.m.data());
+template <class Real, int Dim>
+SoaSimulation<Real, Dim>::SoaSimulation(const Problem& problem, const TuningValues& tuning)
+    : CudaSimulation<Real>(problem, tuning), mass_(problem.n), pull_(problem.n) {
+    for (int k = 0; k < Dim; ++k) {
+        position_[k] = DeviceBuffer<Real>(problem.n);
+        velocity_[k] = DeviceBuffer<Real>(problem.n);
+    }
 }
 
-void SoaSimulation::step_bodies(int* cells) {
+template <class Real, int Dim>
+DeviceBodies<Real, Dim> SoaSimulation<Real, Dim>::bodies() const {
+    DeviceBodies<Real, Dim> view{};
+    for (int k = 0; k < Dim; ++k) view.position[k] = position_[k].data();
+    view.mass = mass_.data();
+    return view;
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::upload_bodies(const BodiesT<Real>& initial) {
+    for (int k = 0; k < Dim; ++k) {
+        position_[k].copy_from_host(initial.position(k).data());
+        velocity_[k].copy_from_host(initial.velocity(k).data());
+    }
+    mass_.copy_from_host(initial.m.data());
+    if (needs_initial_pull(this->problem_.workload.integrator)) compute_pull();
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
+    DeviceState<Real, Dim> state{};
+    for (int k = 0; k < Dim; ++k) {
+        state.position[k] = position_[k].data();
+        state.velocity[k] = velocity_[k].data();
+    }
+    const Integrator integrator = this->problem_.workload.integrator;
+    const unsigned int blocks = blocks_for(this->problem_.n, kIntegrateBlock);
+    // Euler has nothing to do before the force: no kernel.
+    if (integrator == Integrator::leapfrog) {
+        advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, this->constants_);
+        NBODY_CUDA_CHECK_LAUNCH();
+    }
     compute_pull();
-    integrate_soa<<<blocks_for(problem_.n, kIntegrateBlock), kIntegrateBlock>>>(x_.data(), y_.data(), vx_.data(),
-                                                                                 vy_.data(), pull_.data(), cells,
-                                                                                 constants_);
+    advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, cells, this->constants_);
     NBODY_CUDA_CHECK_LAUNCH();
 }
 
-void SoaSimulation::download_bodies(Bodies& state) {
-    state = Bodies(problem_.n);
-    x_.copy_to_host(state.x.data());
-    y_.copy_to_host(state.y.data());
-    vx_.copy_to_host(state.vx.data());
-    vy_.copy_to_host(state.vy.data());
-    m_.copy_to_host(state.m.data());
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::download_bodies(BodiesT<Real>& state) {
+    state = BodiesT<Real>(this->problem_.n, Dim);
+    for (int k = 0; k < Dim; ++k) {
+        position_[k].copy_to_host(state.position(k).data());
+        velocity_[k].copy_to_host(state.velocity(k).data());
+    }
+    mass_.copy_to_host(state.m.data());
 }
+
+template class CudaSimulation<float>;
+template class CudaSimulation<double>;
+template class SoaSimulation<float, 2>;
+template class SoaSimulation<float, 3>;
+template class SoaSimulation<double, 2>;
+template class SoaSimulation<double, 3>;
 
 }  // namespace nbody::cuda

@@ -1,8 +1,8 @@
 // cuda.sliced: cuda.fastmath's kernels (fast math, float4 tiles) with the tunings that measured
 // best at large N (4 bodies per thread, unroll 16) and the bodies j split over enough blocks to
 // fill the GPU twice (slices=auto), so that small N are not left with a fraction of the SMs.
-// Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh; compiled with
-// --use_fast_math like fastmath.cu (CMakeLists.txt).
+// Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
+// fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64).
 #include "tiled_float4.cuh"
 #include "variants.cuh"
 
@@ -11,10 +11,10 @@ namespace nbody::cuda {
 VariantDescriptor sliced_variant() {
     return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread, j split over blocks to fill the GPU (atomicAdd partials)",
                            tuned_float4_tunings("16", "4", "auto"),
-                           [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                               return std::make_unique<TiledFloat4>(
-                                   p, t, tuned_launcher(tuning_int(t, "unroll"), tuning_int(t, "bodies_per_thread")));
-                           });
+                           [](const Problem& p, const TuningValues& t) {
+                               return make_tiled_float4(p, t, "cuda.sliced", TiledFloat4Kernels::tuned_fast_math);
+                           },
+                           WorkloadSupport::every());
 }
 
 }  // namespace nbody::cuda

@@ -7,23 +7,28 @@
 namespace nbody::cuda {
 namespace {
 
+using Vec2 = Vec<float, 2>;
+
 __global__ void soa_ldg_pull(const float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ m,
-                             float2* __restrict__ pull_out, DeviceConstants c) {
+                             Vec2* __restrict__ pull_out, DeviceConstants<float> c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= c.n) return;
-    const float xi = __ldg(&x[i]), yi = __ldg(&y[i]);
-    float ax = 0.0f, ay = 0.0f;
-    for (int j = 0; j < c.n; ++j) pull(xi, yi, __ldg(&x[j]), __ldg(&y[j]), __ldg(&m[j]), c.eps2, ax, ay);
-    pull_out[i] = make_float2(ax, ay);
+    const Vec2 pi{{__ldg(&x[i]), __ldg(&y[i])}};
+    Vec2 a{};
+    for (int j = 0; j < c.n; ++j) pull(pi, Vec2{{__ldg(&x[j]), __ldg(&y[j])}}, __ldg(&m[j]), c.eps2, a);
+    pull_out[i] = a;
 }
 
-class SoaLdg final : public SoaSimulation {
+// The canonical workload only (the descriptor keeps the default WorkloadSupport).
+class SoaLdg final : public SoaSimulation<float, 2> {
 public:
     SoaLdg(const Problem& p, const TuningValues& t) : SoaSimulation(p, t), block_(block_size_of(t)) {}
 
 private:
     void compute_pull() override {
-        soa_ldg_pull<<<blocks_for(problem_.n, block_), block_>>>(x(), y(), m(), pull(), constants_);
+        const DeviceBodies<float, 2> b = bodies();
+        soa_ldg_pull<<<blocks_for(problem_.n, block_), block_>>>(b.position[0], b.position[1], b.mass, pull(),
+                                                                 constants_);
         NBODY_CUDA_CHECK_LAUNCH();
     }
     unsigned int block_;

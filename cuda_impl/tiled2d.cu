@@ -17,43 +17,47 @@ namespace {
 
 constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
 
-template <int Unroll>
-__global__ void tiled2d_partials(const float* __restrict__ x, const float* __restrict__ y,
-                                 const float* __restrict__ m, int chunk, float2* __restrict__ partials,
-                                 DeviceConstants c) {
-    extern __shared__ float shared[];
-    float* chunk_x = shared;
-    float* chunk_y = shared + chunk;
-    float* chunk_m = shared + 2 * chunk;
-    float2* row_sums = reinterpret_cast<float2*>(shared + 3 * chunk);  // blockDim.x * blockDim.y
+template <class Real, int Dim, int Unroll>
+__global__ void tiled2d_partials(DeviceBodies<Real, Dim> bodies, int chunk, Vec<Real, Dim>* __restrict__ partials,
+                                 DeviceConstants<Real> c) {
+    // Dim + 1 arrays of `chunk` values (axis k at k * chunk, the masses last), then one pull per thread.
+    extern __shared__ __align__(16) unsigned char shared[];
+    Real* chunk_values = reinterpret_cast<Real*>(shared);
+    Real* chunk_m = chunk_values + Dim * chunk;
+    Vec<Real, Dim>* row_sums = reinterpret_cast<Vec<Real, Dim>*>(chunk_m + chunk);  // blockDim.x * blockDim.y
 
     const int thread = threadIdx.y * blockDim.x + threadIdx.x;
     const int chunk_start = blockIdx.y * chunk;
     for (int k = thread; k < chunk; k += blockDim.x * blockDim.y) {
         const int j = chunk_start + k;
-        chunk_x[k] = j < c.n ? x[j] : 0.0f;
-        chunk_y[k] = j < c.n ? y[j] : 0.0f;
-        chunk_m[k] = j < c.n ? m[j] : 0.0f;
+NBODY_UNROLL_AXES
+        for (int axis = 0; axis < Dim; ++axis) chunk_values[axis * chunk + k] = j < c.n ? bodies.position[axis][j] : Real(0);
+        chunk_m[k] = j < c.n ? bodies.mass[j] : Real(0);
     }
     __syncthreads();
 
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const bool owns_body = i < c.n;
-    const float xi = owns_body ? x[i] : 0.0f, yi = owns_body ? y[i] : 0.0f;
+    const Vec<Real, Dim> pi = owns_body ? bodies.position_of(i) : Vec<Real, Dim>{};
     const int per_row = chunk / blockDim.y;
     const int begin = threadIdx.y * per_row;
-    float ax = 0.0f, ay = 0.0f;
+    Vec<Real, Dim> a{};
 #pragma unroll Unroll
-    for (int k = begin; k < begin + per_row; ++k) pull(xi, yi, chunk_x[k], chunk_y[k], chunk_m[k], c.eps2, ax, ay);
+    for (int k = begin; k < begin + per_row; ++k) {
+        Vec<Real, Dim> pj;
+NBODY_UNROLL_AXES
+        for (int axis = 0; axis < Dim; ++axis) pj[axis] = chunk_values[axis * chunk + k];
+        pull(pi, pj, chunk_m[k], c.eps2, a);
+    }
 
-    row_sums[thread] = make_float2(ax, ay);
+    row_sums[thread] = a;
     __syncthreads();
     if (threadIdx.y == 0 && owns_body) {
         for (int r = 1; r < blockDim.y; ++r) {
-            ax += row_sums[r * blockDim.x + threadIdx.x].x;
-            ay += row_sums[r * blockDim.x + threadIdx.x].y;
+NBODY_UNROLL_AXES
+            for (int axis = 0; axis < Dim; ++axis) a[axis] += row_sums[r * blockDim.x + threadIdx.x][axis];
         }
-        partials[static_cast<std::size_t>(i) * gridDim.y + blockIdx.y] = make_float2(ax, ay);
+        partials[static_cast<std::size_t>(i) * gridDim.y + blockIdx.y] = a;
     }
 }
 
@@ -65,54 +69,60 @@ TuningParameter power_of_two_tuning(std::string name, std::string description, s
             .allowed_values = std::move(values)};
 }
 
+// The `unroll` values compiled per workload (kEveryKernelTuning): all in 2D float32, elsewhere
+// none and the default.
+template <class Real, int Dim>
+using Tiled2dUnrolls = std::conditional_t<kEveryKernelTuning<Real, Dim>, CompiledValues<1, 2, 4, 8>, CompiledValues<1, 4>>;
+
 // Checked before the base class touches the device.
-const TuningValues& checked(const TuningValues& t) {
+template <class Real, int Dim>
+const TuningValues& checked(const Problem& p, const TuningValues& t) {
     const long width = tuning_int(t, "width"), length = tuning_int(t, "length"), chunk = tuning_int(t, "chunk");
     if (width * length > 1024)
         throw UsageError("cuda.tiled2d: width*length = " + std::to_string(width * length) + " exceeds 1024 threads");
     if (chunk < length)
         throw UsageError("cuda.tiled2d: chunk=" + std::to_string(chunk) + " is smaller than length=" +
                          std::to_string(length));
+    require_offered("cuda.tiled2d", p.workload, "unroll", tuning_int(t, "unroll"), Tiled2dUnrolls<Real, Dim>::list());
     return t;
 }
 
-class Tiled2d final : public SoaSimulation {
+template <class Real, int Dim>
+class Tiled2d final : public SoaSimulation<Real, Dim> {
 public:
     Tiled2d(const Problem& p, const TuningValues& t)
-        : SoaSimulation(p, checked(t)),
+        : SoaSimulation<Real, Dim>(p, checked<Real, Dim>(p, t)),
           block_(static_cast<unsigned int>(tuning_int(t, "width")), static_cast<unsigned int>(tuning_int(t, "length"))),
           chunk_(static_cast<int>(tuning_int(t, "chunk"))),
-          unroll_(static_cast<int>(tuning_int(t, "unroll"))),
           chunks_(blocks_for(p.n, static_cast<unsigned int>(chunk_))),
+          shared_bytes_((Dim + 1) * chunk_ * sizeof(Real) + block_.x * block_.y * sizeof(Vec<Real, Dim>)),
+          kernel_(Tiled2dUnrolls<Real, Dim>::select(tuning_int(t, "unroll"),
+                                                    [&]<int Unroll>() { return tiled2d_partials<Real, Dim, Unroll>; })),
           reducer_(p.n, chunks_, t.at("reduction")),
-          partials_(p.n * chunks_) {}
+          partials_(p.n * chunks_) {
+        require_block_fits(reinterpret_cast<const void*>(kernel_), block_.x * block_.y, "cuda.tiled2d");
+        if (shared_bytes_ > kDefaultSharedBytes)  // large chunks: opt in above the default 48 KiB
+            NBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(shared_bytes_)));
+    }
 
 private:
+    using Kernel = void (*)(DeviceBodies<Real, Dim>, int, Vec<Real, Dim>*, DeviceConstants<Real>);
+
     void compute_pull() override {
-        const dim3 grid(blocks_for(problem_.n, block_.x), chunks_);
-        const std::size_t shared_bytes = 3 * chunk_ * sizeof(float) + block_.x * block_.y * sizeof(float2);
-        switch (unroll_) {
-            case 1: launch<1>(grid, shared_bytes); break;
-            case 2: launch<2>(grid, shared_bytes); break;
-            case 4: launch<4>(grid, shared_bytes); break;
-            default: launch<8>(grid, shared_bytes); break;
-        }
-        reducer_.sum(partials_.data(), pull());
-    }
-    template <int Unroll>
-    void launch(dim3 grid, std::size_t shared_bytes) {
-        if (shared_bytes > kDefaultSharedBytes)  // chunk 4096: opt in above the default 48 KiB
-            NBODY_CUDA_CHECK(cudaFuncSetAttribute(tiled2d_partials<Unroll>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  static_cast<int>(shared_bytes)));
-        tiled2d_partials<Unroll><<<grid, block_, shared_bytes>>>(x(), y(), m(), chunk_, partials_.data(), constants_);
+        const dim3 grid(blocks_for(this->problem_.n, block_.x), chunks_);
+        kernel_<<<grid, block_, shared_bytes_>>>(this->bodies(), chunk_, partials_.data(), this->constants_);
         NBODY_CUDA_CHECK_LAUNCH();
+        reducer_.sum(partials_.data(), this->pull());
     }
 
     dim3 block_;
-    int chunk_, unroll_;
+    int chunk_;
     unsigned int chunks_;
-    RowReducer reducer_;
-    DeviceBuffer<float2> partials_;
+    std::size_t shared_bytes_;
+    Kernel kernel_;
+    RowReducer<Real, Dim> reducer_;
+    DeviceBuffer<Vec<Real, Dim>> partials_;
 };
 
 }  // namespace
@@ -123,13 +133,15 @@ VariantDescriptor tiled2d_variant() {
         {power_of_two_tuning("width", "threads (bodies i) per block along x; width*length <= 1024", "128",
                              {"32", "64", "128", "256", "512"}),
          power_of_two_tuning("length", "thread rows per block, each summing chunk/length bodies j", "2", {"1", "2", "4", "8"}),
-         power_of_two_tuning("chunk", "bodies j per block (12 bytes each in shared memory)", "2048",
+         power_of_two_tuning("chunk", "bodies j per block ((dim + 1) reals each in shared memory)", "2048",
                              {"256", "512", "1024", "2048", "4096"}),
-         power_of_two_tuning("unroll", "unroll factor of the inner loop", "4", {"1", "2", "4", "8"}),
+         power_of_two_tuning("unroll",
+                             "unroll factor of the inner loop (other than 2d/fp32: " +
+                                 joined(Tiled2dUnrolls<double, 3>::list()) + ")",
+                             "4", {"1", "2", "4", "8"}),
          map_tuning(), reduction_tuning()},
-        [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-            return std::make_unique<Tiled2d>(p, t);
-        });
+        [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2d>(p, t); },
+        WorkloadSupport::every());
 }
 
 }  // namespace nbody::cuda

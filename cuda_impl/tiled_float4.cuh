@@ -1,41 +1,103 @@
 #pragma once
-// The tiled kernel of cuda.tiled with each body j packed as one float4 (x, y, m, 0), so a
-// shared-memory read of body j is one 16-byte load instead of three 4-byte ones, plus two
-// compile-time knobs: the inner-loop unroll factor (0: the compiler's choice) and bodies i
-// per thread (each staged body j then serves several i from registers). A launch may split the
-// bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's block adds
-// its partial pull with atomicAdd (gridDim.y == 1: a plain store).
-// Shared by cuda.float4 (0, 1), cuda.unrolled and cuda.fastmath (the same kernels compiled
-// with --use_fast_math). Everything here has internal linkage: each of those files gets its
-// own kernels, so the fast-math copies can never be merged with the others at link time.
-#include <algorithm>
+// The tiled kernel of cuda.tiled with each body j packed as one 4-vector, so a shared-memory
+// read of body j is one 16-byte load (float32; two in float64) instead of one per field:
+// 2D (x, y, m, 0), 3D the classic (x, y, z, m); float4 in float32, double4 (32-byte aligned) in
+// float64. Two compile-time knobs: the inner-loop unroll factor (0: the compiler's choice) and
+// bodies i per thread (each staged body j then serves several i from registers). A launch may
+// split the bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's
+// block adds its partial pull with atomicAdd (gridDim.y == 1: a plain store).
+//
+// Where each piece is compiled: float4.cu holds the simulation (packing, slicing, launch) and
+// cuda.float4's kernels; unrolled.cu the kernels with the `unroll` and `bodies_per_thread`
+// tunings; fastmath.cu the same kernels under --use_fast_math (float32 only: the option changes
+// no float64 operation, so the float64 workloads of cuda.fastmath and cuda.sliced run
+// unrolled.cu's). The kernel template below has internal linkage: each of those files compiles
+// its own, so the fast-math copies can never be merged with the others at link time.
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "interaction.cuh"
 #include "simulation_base.cuh"
 
 namespace nbody::cuda {
+
+template <class Real>
+struct PackedBodyOf;
+template <>
+struct PackedBodyOf<float> {
+    using type = float4;
+};
+template <>
+struct PackedBodyOf<double> {
+    using type = double4_32a;
+};
+template <class Real>
+using PackedBody = typename PackedBodyOf<Real>::type;
+
+// One compiled pull kernel (for cudaLaunchKernel and the occupancy queries) and its bodies per thread.
+template <class Real, int Dim>
+struct TiledFloat4Kernel {
+    const void* function = nullptr;
+    int bodies_per_thread = 1;
+};
+
+// The `unroll` and `bodies_per_thread` values compiled per workload (kEveryKernelTuning): every
+// allowed value in 2D float32; elsewhere the two largest unroll factors (the variants' defaults
+// are 8 and 16) and every bodies-per-thread count, the tuning that matters most there.
+template <class Real, int Dim>
+struct TiledFloat4Tunings {
+    using Unrolls = std::conditional_t<kEveryKernelTuning<Real, Dim>, CompiledValues<1, 2, 4, 8, 16>, CompiledValues<8, 16>>;
+    using BodiesPerThread = CompiledValues<1, 2, 4>;
+};
+
+// cuda.float4's kernel: unroll left to nvcc, one body per thread (float4.cu).
+template <class Real, int Dim>
+TiledFloat4Kernel<Real, Dim> compiler_unrolled_kernel();
+// The kernels of the tuned variants, IEEE float math (unrolled.cu) ...
+template <class Real, int Dim>
+TiledFloat4Kernel<Real, Dim> precise_tuned_kernel(long unroll, long bodies_per_thread);
+// ... and under --use_fast_math (fastmath.cu).
+template <int Dim>
+TiledFloat4Kernel<float, Dim> fast_math_tuned_kernel(long unroll, long bodies_per_thread);
+
+enum class TiledFloat4Kernels { compiler_unrolled, tuned_precise, tuned_fast_math };
+
+// The simulation of `problem`'s workload with the chosen kernels (float4.cu). UsageError, before
+// any device call, for a tuning value not compiled for the workload.
+std::unique_ptr<Simulation> make_tiled_float4(const Problem& problem, const TuningValues& tuning,
+                                              const std::string& variant_id, TiledFloat4Kernels kernels);
+
+// block_size, unroll, bodies_per_thread, slices and map, with these defaults.
+std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default,
+                                                  const std::string& slices_default);
+
 namespace {
 
-__global__ void pack_bodies(const float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ m,
-                            float4* __restrict__ packed, int n) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) packed[i] = make_float4(x[i], y[i], m[i], 0.0f);
+// 2D (x, y, m, 0), 3D (x, y, z, m).
+template <class Real, int Dim>
+__device__ __forceinline__ Vec<Real, Dim> packed_position(const PackedBody<Real>& b) {
+    if constexpr (Dim == 2) return {{b.x, b.y}};
+    else return {{b.x, b.y, b.z}};
+}
+template <class Real, int Dim>
+__device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
+    if constexpr (Dim == 2) return b.z;
+    else return b.w;
 }
 
-template <int Unroll, int BodiesPerThread>
-__global__ void tiled_float4_pull(const float4* __restrict__ bodies, float2* __restrict__ pull_out, DeviceConstants c) {
-    extern __shared__ float4 tile[];
+template <class Real, int Dim, int Unroll, int BodiesPerThread>
+__global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, Vec<Real, Dim>* __restrict__ pull_out,
+                                  DeviceConstants<Real> c) {
+    extern __shared__ __align__(32) unsigned char tile_bytes[];
+    PackedBody<Real>* tile = reinterpret_cast<PackedBody<Real>*>(tile_bytes);
     const int first = blockIdx.x * blockDim.x * BodiesPerThread + threadIdx.x;
-    float xi[BodiesPerThread], yi[BodiesPerThread], ax[BodiesPerThread], ay[BodiesPerThread];
+    Vec<Real, Dim> pi[BodiesPerThread], a[BodiesPerThread];
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        const float4 body = i < c.n ? bodies[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        xi[b] = body.x;
-        yi[b] = body.y;
-        ax[b] = 0.0f;
-        ay[b] = 0.0f;
+        pi[b] = packed_position<Real, Dim>(i < c.n ? bodies[i] : PackedBody<Real>{});
+        a[b] = Vec<Real, Dim>{};
     }
     // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
     const int tiles = (c.n + blockDim.x - 1) / blockDim.x;
@@ -43,23 +105,20 @@ __global__ void tiled_float4_pull(const float4* __restrict__ bodies, float2* __r
     const int slice_end = min(c.n, (blockIdx.y + 1) * tiles_per_slice * blockDim.x);
     for (int tile_start = blockIdx.y * tiles_per_slice * blockDim.x; tile_start < slice_end; tile_start += blockDim.x) {
         const int j = tile_start + threadIdx.x;
-        tile[threadIdx.x] = j < c.n ? bodies[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // zero mass pads
+        tile[threadIdx.x] = j < c.n ? bodies[j] : PackedBody<Real>{};  // zero mass pads
         __syncthreads();
-        if constexpr (Unroll == 0) {
-            for (int k = 0; k < blockDim.x; ++k) {
-                const float4 body_j = tile[k];
+        const auto interact = [&](int k) {
+            const PackedBody<Real> body_j = tile[k];
+            const Vec<Real, Dim> pj = packed_position<Real, Dim>(body_j);
+            const Real mj = packed_mass<Real, Dim>(body_j);
 #pragma unroll
-                for (int b = 0; b < BodiesPerThread; ++b)
-                    pull(xi[b], yi[b], body_j.x, body_j.y, body_j.z, c.eps2, ax[b], ay[b]);
-            }
+            for (int b = 0; b < BodiesPerThread; ++b) pull(pi[b], pj, mj, c.eps2, a[b]);
+        };
+        if constexpr (Unroll == 0) {
+            for (int k = 0; k < blockDim.x; ++k) interact(k);
         } else {
 #pragma unroll Unroll
-            for (int k = 0; k < blockDim.x; ++k) {
-                const float4 body_j = tile[k];
-#pragma unroll
-                for (int b = 0; b < BodiesPerThread; ++b)
-                    pull(xi[b], yi[b], body_j.x, body_j.y, body_j.z, c.eps2, ax[b], ay[b]);
-            }
+            for (int k = 0; k < blockDim.x; ++k) interact(k);
         }
         __syncthreads();
     }
@@ -68,107 +127,29 @@ __global__ void tiled_float4_pull(const float4* __restrict__ bodies, float2* __r
         const int i = first + b * blockDim.x;
         if (i >= c.n) continue;
         if (gridDim.y == 1) {
-            pull_out[i] = make_float2(ax[b], ay[b]);
+            pull_out[i] = a[b];
         } else {
-            atomicAdd(&pull_out[i].x, ax[b]);
-            atomicAdd(&pull_out[i].y, ay[b]);
+NBODY_UNROLL_AXES
+            for (int k = 0; k < Dim; ++k) atomicAdd(&pull_out[i][k], a[b][k]);
         }
     }
 }
 
-// slices == 0 asks for the number of slices that fills the GPU (returned, nothing launched).
-using TiledFloat4Launcher = unsigned int (*)(const float4*, float2*, DeviceConstants, unsigned int block,
-                                             unsigned int slices);
-
-template <int Unroll, int BodiesPerThread>
-unsigned int launch_tiled_float4(const float4* bodies, float2* pull_out, DeviceConstants c, unsigned int block,
-                                 unsigned int slices) {
-    const unsigned int body_blocks = blocks_for(c.n, block * BodiesPerThread);
-    if (slices == 0) {
-        // Two waves of resident blocks, but at least one tile per slice.
-        int device = 0, sms = 0, resident = 0;
-        NBODY_CUDA_CHECK(cudaGetDevice(&device));
-        NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &resident, tiled_float4_pull<Unroll, BodiesPerThread>, static_cast<int>(block), block * sizeof(float4)));
-        const unsigned int wanted = blocks_for(2u * sms * resident, body_blocks);
-        return std::max(1u, std::min(wanted, blocks_for(c.n, block)));
-    }
-    tiled_float4_pull<Unroll, BodiesPerThread>
-        <<<dim3(body_blocks, slices), block, block * sizeof(float4)>>>(bodies, pull_out, c);
-    NBODY_CUDA_CHECK_LAUNCH();
-    return slices;
+template <class Real, int Dim, int Unroll, int BodiesPerThread>
+TiledFloat4Kernel<Real, Dim> kernel_of() {
+    return {reinterpret_cast<const void*>(tiled_float4_pull<Real, Dim, Unroll, BodiesPerThread>), BodiesPerThread};
 }
 
-// The launcher for the `unroll` and `bodies_per_thread` tunings (a template so that only the
-// files offering these tunings instantiate every combination).
-template <int = 0>
-TiledFloat4Launcher tuned_launcher(long unroll, long bodies_per_thread) {
-    auto with_bodies = [&]<int Unroll>() -> TiledFloat4Launcher {
-        switch (bodies_per_thread) {
-            case 1: return launch_tiled_float4<Unroll, 1>;
-            case 2: return launch_tiled_float4<Unroll, 2>;
-            default: return launch_tiled_float4<Unroll, 4>;
-        }
-    };
-    switch (unroll) {
-        case 1: return with_bodies.template operator()<1>();
-        case 2: return with_bodies.template operator()<2>();
-        case 4: return with_bodies.template operator()<4>();
-        case 8: return with_bodies.template operator()<8>();
-        default: return with_bodies.template operator()<16>();
-    }
+// The kernel of the `unroll` and `bodies_per_thread` tunings, from the values compiled for the
+// workload (a template: only the files offering these tunings instantiate the kernels).
+template <class Real, int Dim>
+TiledFloat4Kernel<Real, Dim> tuned_kernel(long unroll, long bodies_per_thread) {
+    using Tunings = TiledFloat4Tunings<Real, Dim>;
+    return Tunings::Unrolls::select(unroll, [&]<int Unroll>() {
+        return Tunings::BodiesPerThread::select(bodies_per_thread,
+                                                [&]<int Bodies>() { return kernel_of<Real, Dim, Unroll, Bodies>(); });
+    });
 }
-
-template <int = 0>
-std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default,
-                                                  const std::string& slices_default) {
-    return {block_size_tuning("256"),
-            {.name = "unroll",
-             .description = "unroll factor of the loop over a tile",
-             .default_value = unroll_default,
-             .allowed_values = {"1", "2", "4", "8", "16"}},
-            {.name = "bodies_per_thread",
-             .description = "bodies i per thread, each staged body j reused from registers",
-             .default_value = bodies_default,
-             .allowed_values = {"1", "2", "4"}},
-            {.name = "slices",
-             .description = "split the bodies j over this many blocks per body block (auto: enough to fill the GPU twice)",
-             .default_value = slices_default,
-             .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
-            map_tuning()};
-}
-
-// The `slices` tuning: absent means 1, "auto" means as many as fill the GPU.
-inline unsigned int slices_of(const TuningValues& t) {
-    const auto it = t.find("slices");
-    if (it == t.end()) return 1;
-    return it->second == "auto" ? 0 : static_cast<unsigned int>(std::stoul(it->second));
-}
-
-class TiledFloat4 final : public SoaSimulation {
-public:
-    TiledFloat4(const Problem& p, const TuningValues& t, TiledFloat4Launcher launcher)
-        : SoaSimulation(p, t),
-          block_(block_size_of(t)),
-          launcher_(launcher),
-          slices_(slices_of(t)),
-          packed_(p.n) {
-        if (slices_ == 0) slices_ = launcher_(nullptr, nullptr, constants_, block_, 0);
-    }
-
-private:
-    void compute_pull() override {
-        pack_bodies<<<blocks_for(problem_.n, block_), block_>>>(x(), y(), m(), packed_.data(), constants_.n);
-        NBODY_CUDA_CHECK_LAUNCH();
-        if (slices_ > 1) NBODY_CUDA_CHECK(cudaMemsetAsync(pull(), 0, problem_.n * sizeof(float2)));
-        launcher_(packed_.data(), pull(), constants_, block_, slices_);
-    }
-    unsigned int block_;
-    TiledFloat4Launcher launcher_;
-    unsigned int slices_;
-    DeviceBuffer<float4> packed_;
-};
 
 }  // namespace
 }  // namespace nbody::cuda
