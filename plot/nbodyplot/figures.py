@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 import re
 from pathlib import Path
 
@@ -10,10 +11,10 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, ScalarFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator, ScalarFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
-from .results import local_build_labels, workload_text  # noqa: E402
+from .results import local_build_labels, num, workload_text  # noqa: E402
 
 plt.rcParams.update({
     "svg.hashsalt": "nbody-portability-suite",  # reproducible SVG ids
@@ -183,7 +184,7 @@ def draw_sweep(configs, axis: str, quantity: str):
         if quantity == "efficiency":
             limit = limits.get(device)
             only_default = {k.workload for k in keys} == {analysis.DEFAULT_WORKLOAD}
-            whole = f"{limit:.3g} interactions/s" if limit and only_default else "the workload's, SPEC §3"
+            whole = f"{num(limit)} interactions/s" if limit and only_default else "the workload's, SPEC §3"
             on_cpu = line[0].device_kind == "CPU"
             ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2, gid=REFERENCE,
                        label=f"limit of the cores used (all cores: {whole})" if on_cpu else f"device limit ({whole})")
@@ -307,7 +308,7 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
             ys = [p + offset for p, v in zip(positions, values) if v is not None]
             xs = [v for v in values if v is not None]
             bars = ax.barh(ys, xs, height, label=name, color=colour)
-            ax.bar_label(bars, labels=[f"{v:.2f}×" for v in xs], fontsize=7, padding=2)
+            ax.bar_label(bars, labels=[f"{num(v)}×" for v in xs], fontsize=7, padding=2)
         everything = [v for v in step + cumulative if v]
         if spans_decades(everything, 1.5):
             ax.set_xscale("log")
@@ -436,12 +437,12 @@ def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 value = grid[i, j]
-                text = "did not run" if np.isnan(value) else f"{value:.3g}"
+                text = "did not run" if np.isnan(value) else num(value)
                 dark = not np.isnan(value) and value < 0.6
                 ax.text(j, i, text, ha="center", va="center", fontsize=7,
                         color="white" if dark else "black", fontweight="bold" if j == len(columns) - 1 else None)
         ax.axvline(len(pp.platforms) - 0.5, color="white", linewidth=3)
-        ax.set_xticks(range(len(columns)), [c.replace(" (", "\n(") for c in columns], fontsize=7)
+        ax.set_xticks(range(len(columns)), [textwrap.fill(c, 16) for c in columns], fontsize=7)
         ax.set_yticks(range(len(pp.rows)), [r.family for r in pp.rows], fontsize=8)
         ax.grid(False)
         ax.set_title("application efficiency (best time on platform ÷ time)" if kind == "app"

@@ -3,20 +3,11 @@ then the figures with the tables whose numbers they show, then the files, builds
 from __future__ import annotations
 
 from . import analysis
-from .results import ERROR_FIELDS, Config, Source, workload_text
+from .results import ERROR_FIELDS, Config, Source, num, workload_text
 
 ERROR_TITLES = {"max_pos_err": "max pos err", "rms_pos_err": "RMS pos err",
                 "max_vel_err": "max vel err", "map_diff": "map diff"}
 FAILURES_LISTED = 5  # per summary table; the verification table has every one
-
-
-def num(value) -> str:
-    """Three significant figures (trailing zeros kept: 1.00, 0.975, 3.72e+12); the tests read these back."""
-    if value is None:
-        return "—"
-    text = f"{value:#.3g}"
-    mantissa, e, exponent = text.partition("e")
-    return mantissa.rstrip(".") + e + exponent
 
 
 def percent(fraction: float) -> str:
@@ -291,11 +282,12 @@ def sources_section(sources: list[Source], configs) -> list[str]:
     for s in sources:
         c = dict(scalars(s.context))
         clock = c.get("gpu.sm_clock_hz")
-        rows.append([s.path, c.get("date", "—"), labels.get(s.build, s.build.short_commit), c.get("matrix.name", "—"),
+        rows.append([s.path, c.get("date", "—"), labels.get(s.build, s.build.short_commit),
+                     c.get("matrix.name", "—"),
                      f"{c.get('host_cpu.model_name', '—')} ({c.get('num_cpus', '?')} CPUs, "
                      f"{c.get('host_cpu.physical_cores', '?')} cores counted for the limit)",
                      c.get("gpu.name", "—"), c.get("gpu.sm_count", "—"),
-                     f"{clock / 1e9:.3g} GHz" if isinstance(clock, (int, float)) else "—",
+                     f"{num(clock / 1e9)} GHz" if isinstance(clock, (int, float)) else "—",
                      c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—")])
     builds = sorted({s.build for s in sources}, key=lambda b: labels.get(b, b.short_commit))
     build_rows = [[labels.get(b, b.short_commit), b.commit, b.compiler, b.build_type, f"`{b.flags}`", b.facts_text,

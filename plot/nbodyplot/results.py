@@ -35,6 +35,16 @@ MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_pe
                    "efficiency_limit") + ERROR_FIELDS
 
 
+def num(value) -> str:
+    """Three significant figures, trailing zeros kept (1.00, 0.975, 3.72e+12): every number the report and
+    the figures print; the tests read these back."""
+    if value is None:
+        return "—"
+    text = f"{value:#.3g}"
+    mantissa, e, exponent = text.partition("e")
+    return mantissa.rstrip(".") + e + exponent
+
+
 def workload_text(workload: tuple) -> str:
     """SPEC §2's spelling: 2d/fp32/euler."""
     dim, precision, integrator = workload

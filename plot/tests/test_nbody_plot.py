@@ -222,7 +222,8 @@ class ReportOnFixture(unittest.TestCase):
         return times
 
     def test_cuda_ladder_speedups_are_geometric_means_of_time_ratios(self):
-        rows = parse_table(self.report, f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU} (build unknown)")
+        rows = parse_table(self.report,
+                           f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU} (build unknown)")
         baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos", "block_size=32 map=atomic")
         baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos")
         rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
