@@ -1,4 +1,5 @@
-"""The numbers behind the figures: best tunings, ladders, thread scaling, performance portability."""
+"""The numbers behind the report and the figures: the summary, series, ladders, thread scaling,
+portability ratios, performance portability."""
 from __future__ import annotations
 
 import fnmatch
@@ -8,9 +9,19 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .results import Config, InputError
+from .results import DEFAULT_WORKLOAD, MODEL_NAMES, Build, Config, InputError
 
 LADDERS_FILE = Path(__file__).resolve().parent.parent / "ladders.json"
+
+# Files that recorded one device's limit are said to disagree only when the largest exceeds the
+# smallest by more than this fraction (docs/plots.md): clocks read at run time drift by less.
+LIMIT_TOLERANCE = 0.01
+# Seed report 000's smallest problem of its N sweep (and its D sweep's N): the summary's small N.
+SEED000_SMALL_PROBLEM = (1024, 10)
+# A Kokkos execution space -> the prefix of the hand-written variants it is compared with.
+HAND_WRITTEN_FOR_SPACE = {"cuda": "cuda", "hip": "hip", "sycl": "sycl", "openmp": "omp", "threads": "omp",
+                          "serial": "serial"}
+MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "serial")
 
 
 def ok(configs):
@@ -22,11 +33,38 @@ def devices(configs) -> list[tuple[str, str]]:
     return sorted({(c.device, c.device_kind) for c in configs}, key=lambda dk: (dk[1] != "GPU", dk[0]))
 
 
-def fastest(configs) -> dict[tuple, Config]:
-    """The fastest configuration for each (device, variant, n, d), over tunings and step counts."""
+def workloads(configs) -> list[tuple]:
+    """Every workload measured, the default (SPEC §1's) first."""
+    return sorted({c.workload for c in configs}, key=lambda w: (w != DEFAULT_WORKLOAD, w))
+
+
+def model_space(model: str) -> str | None:
+    """The execution space of a Kokkos model name ("Kokkos (cuda)" -> "cuda"); None for the others."""
+    _, _, space = model.partition(" (")
+    return space.rstrip(")") or None
+
+
+def hand_written_model(space: str) -> str | None:
+    """The hand-written model a Kokkos execution space is compared with (cuda -> CUDA, openmp -> OpenMP)."""
+    prefix = HAND_WRITTEN_FOR_SPACE.get(space)
+    return MODEL_NAMES.get(prefix, prefix) if prefix else None
+
+
+def model_key(model: str):
+    """Hand-written models first (CUDA, OpenMP, serial), then Kokkos by execution space in the same order."""
+    space = model_space(model)
+    prefix = HAND_WRITTEN_FOR_SPACE.get(space) if space else \
+        next((p for p, name in MODEL_NAMES.items() if name == model), model)
+    return (space is not None, MODEL_ORDER.index(prefix) if prefix in MODEL_ORDER else len(MODEL_ORDER), model)
+
+
+def fastest(configs, over_builds: bool = False) -> dict[tuple, Config]:
+    """The fastest configuration (over tunings and step counts) for each (device, build, workload,
+    variant, n, d); with over_builds, for each (device, workload, variant, n, d) over every build."""
     best: dict[tuple, Config] = {}
     for c in ok(configs):
-        key = (c.device, c.variant, c.n, c.d)
+        key = (c.device, c.workload, c.variant, c.n, c.d) if over_builds else \
+            (c.device, c.build, c.workload, c.variant, c.n, c.d)
         if key not in best or c.time < best[key].time:
             best[key] = c
     return best
@@ -41,26 +79,196 @@ def device_limits(configs) -> dict[str, float]:
     return {dev: statistics.median(v) for dev, v in limits.items()}
 
 
-def sweeps(configs, sweep_axis: str) -> dict[str, dict[tuple, list[Config]]]:
-    """Per device, lines of the fastest configurations along `sweep_axis` ("n" or "d"):
-    key (variant, fixed value of the other axis) -> configurations sorted along the axis,
-    kept only where the line has at least two points."""
+@dataclass
+class LimitDisagreement:
+    device: str
+    spread: float            # largest ÷ smallest − 1
+    by_file: dict            # file -> the limit it recorded
+
+
+def limit_disagreements(configs, tolerance: float = LIMIT_TOLERANCE) -> list[LimitDisagreement]:
+    """Devices whose FP32 limit differs between results files by more than the tolerance."""
+    notes = []
+    for dev, _ in devices(configs):
+        by_file = {c.source: c.device_limit for c in configs if c.device == dev and c.device_limit}
+        if by_file:
+            spread = max(by_file.values()) / min(by_file.values()) - 1
+            if spread > tolerance:
+                notes.append(LimitDisagreement(dev, spread, dict(sorted(by_file.items()))))
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# Series: one build of one variant
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    """What a line of a figure is: one variant of one build on one device, one workload, and the
+    value of the axis not swept (D for an N sweep)."""
+    variant: str
+    build: Build
+    build_parts: tuple
+    workload: tuple
+    fixed: int
+
+    @property
+    def build_label(self) -> str:
+        return ", ".join(self.build_parts)
+
+
+def sweeps(configs, sweep_axis: str) -> dict[tuple, dict[SeriesKey, list[Config]]]:
+    """Panels (device, model) -> lines along `sweep_axis` ("n" or "d") of the fastest configurations of
+    one build: SeriesKey -> configurations sorted along the axis, kept where the line has two points."""
     other = "d" if sweep_axis == "n" else "n"
-    lines: dict[str, dict[tuple, list[Config]]] = {}
+    lines: dict[tuple, dict[SeriesKey, list[Config]]] = {}
     for c in fastest(configs).values():
-        lines.setdefault(c.device, {}).setdefault((c.variant, getattr(c, other)), []).append(c)
+        key = SeriesKey(c.variant, c.build, c.build_parts, c.workload, getattr(c, other))
+        lines.setdefault((c.device, c.model), {}).setdefault(key, []).append(c)
+    order = {dev: i for i, (dev, _) in enumerate(devices(configs))}
     result = {}
-    for dev, _ in devices(list(fastest(configs).values())):
-        by_line = lines[dev]
-        kept = {k: sorted(v, key=lambda c: getattr(c, sweep_axis)) for k, v in by_line.items() if len(v) >= 2}
+    for panel in sorted(lines, key=lambda p: (order[p[0]], model_key(p[1]))):
+        kept = {k: sorted(v, key=lambda c: getattr(c, sweep_axis)) for k, v in lines[panel].items() if len(v) >= 2}
         if kept:
-            result[dev] = dict(sorted(kept.items()))
+            result[panel] = dict(sorted(kept.items(), key=lambda kv: series_order(kv[0])))
     return result
+
+
+def series_order(key: SeriesKey):
+    return (key.variant, key.workload != DEFAULT_WORKLOAD, key.workload, key.build_label, key.fixed)
 
 
 def geometric_mean(values):
     values = list(values)
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The summary: per device and workload, the best of each model at a large and a small N
+
+
+@dataclass
+class SummaryRow:
+    problem: tuple                 # (n, d)
+    model: str
+    best: Config                   # the model's fastest variant there (any build, fastest tuning)
+    compared_with: str | None = None   # the hand-written model a Kokkos row is compared with
+    ratio: float | None = None         # Kokkos interactions/s ÷ the hand-written model's, same problem
+
+
+@dataclass
+class SummaryTable:
+    device: str
+    kind: str
+    workload: tuple
+    counts: dict                   # verdict ("verified", "failed", "not verified") -> configurations
+    failures: list                 # the failed configurations
+    rows: list                     # SummaryRow, large-N rows first, then seed 000's small N
+    small_measured: bool           # some model ran SEED000_SMALL_PROBLEM on this device
+
+
+def comparison_groups(models) -> list[list[str]]:
+    """Each hand-written model with the Kokkos models compared with it, then the Kokkos models with no
+    hand-written partner, each alone; in model order."""
+    models = sorted(models, key=model_key)
+    partner = {m: hand_written_model(model_space(m)) for m in models if model_space(m)}
+    groups = []
+    for m in models:
+        if model_space(m) is None:
+            groups.append([m] + [p for p in models if partner.get(p) == m])
+        elif partner[m] not in models:
+            groups.append([m])
+    return groups
+
+
+def _best_of_model(best: dict, model: str, problem: tuple) -> Config | None:
+    members = [c for (v, n, d), c in best.items() if c.model == model and (n, d) == problem]
+    return min(members, key=lambda c: c.time) if members else None
+
+
+def _rows_at(best: dict, group: list[str], problem: tuple) -> list[SummaryRow]:
+    rows = []
+    for model in group:
+        c = _best_of_model(best, model, problem)
+        if c is not None:
+            rows.append(SummaryRow(problem, model, c))
+    hand = next((r for r in rows if model_space(r.model) is None), None)
+    for r in rows:
+        if model_space(r.model) is not None:
+            r.compared_with = hand_written_model(r.best.space)
+            if hand is not None and r.compared_with == hand.model:
+                r.ratio = hand.best.time / r.best.time
+    return rows
+
+
+def summary(configs) -> list[SummaryTable]:
+    tables = []
+    for dev, kind in devices(configs):
+        for workload in workloads([c for c in configs if c.device == dev]):
+            group = [c for c in configs if c.device == dev and c.workload == workload]
+            counts = {v: sum(c.verdict == v for c in group) for v in ("verified", "failed", "not verified")}
+            failures = sorted((c for c in group if c.verdict == "failed"), key=lambda c: (c.variant, c.n, c.d))
+            best = {(c.variant, c.n, c.d): c for c in fastest(group, over_builds=True).values()}
+            problems = {}
+            for c in best.values():
+                problems.setdefault(c.model, set()).add((c.n, c.d))
+            large, small = [], []
+            for models in comparison_groups(problems):
+                common = set.intersection(*(problems[m] for m in models))
+                if not common:  # partners never ran one problem: each at its own largest
+                    for m in models:
+                        large += _rows_at(best, [m], max(problems[m], key=lambda p: (p[0], -p[1])))
+                    continue
+                biggest = max(common, key=lambda p: (p[0], -p[1]))
+                large += _rows_at(best, models, biggest)
+                if biggest != SEED000_SMALL_PROBLEM:
+                    small += _rows_at(best, models, SEED000_SMALL_PROBLEM)
+            tables.append(SummaryTable(dev, kind, workload, counts, failures, large + small,
+                                       any(SEED000_SMALL_PROBLEM in p for p in problems.values())))
+    return tables
+
+
+# ---------------------------------------------------------------------------------------------
+# Portability ratio against N: the best Kokkos variant ÷ the best hand-written one, within one build
+
+
+@dataclass
+class RatioSeries:
+    device: str
+    portable_model: str            # Kokkos (cuda)
+    hand_model: str                # CUDA
+    build: Build
+    build_parts: tuple
+    workload: tuple
+    d: int
+    points: list                   # (n, ratio, best Kokkos Config, best hand-written Config), by n
+
+    @property
+    def build_label(self) -> str:
+        return ", ".join(self.build_parts)
+
+
+def portability_ratios(configs) -> list[RatioSeries]:
+    """Per device, build, workload and D: at each N where both ran in that build, the fastest Kokkos
+    variant's interactions/s ÷ the fastest hand-written variant's (the same execution model's device)."""
+    best: dict[tuple, Config] = {}
+    for c in fastest(configs).values():
+        key = (c.device, c.build, c.workload, c.d, c.model, c.n)
+        if key not in best or c.time < best[key].time:
+            best[key] = c
+    series: dict[tuple, list] = {}
+    for (dev, build, workload, d, model, n), kokkos in best.items():
+        if kokkos.space is None:
+            continue
+        hand_model = hand_written_model(kokkos.space)
+        hand = best.get((dev, build, workload, d, hand_model, n))
+        if hand is not None:
+            series.setdefault((dev, model, hand_model, build, kokkos.build_parts, workload, d), []).append(
+                (n, hand.time / kokkos.time, kokkos, hand))
+    order = {dev: i for i, (dev, _) in enumerate(devices(configs))}
+    result = [RatioSeries(*key, points=sorted(points, key=lambda p: p[0])) for key, points in series.items()]
+    return sorted(result, key=lambda s: (order[s.device], model_key(s.portable_model), s.workload != DEFAULT_WORKLOAD,
+                                         s.workload, s.build_label, s.d))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,8 +317,12 @@ class LadderRow:
 
 @dataclass
 class LadderTable:
+    """One ladder on one device, from one build and one workload (steps of different builds are not compared)."""
     ladder: Ladder
     device: str
+    build: Build
+    build_label: str
+    workload: tuple
     groups: list[SweepGroup]
     rows: list[LadderRow]
 
@@ -141,13 +353,16 @@ def _ratio(numerator: dict, denominator: dict, problems) -> float | None:
 
 def ladder_tables(configs, ladders: list[Ladder]) -> list[LadderTable]:
     tables = []
+    runs = sorted({(c.device, c.device_kind, c.build, c.build_label, c.workload) for c in ok(configs)},
+                  key=lambda r: (r[1] != "GPU", r[0], r[4] != DEFAULT_WORKLOAD, r[4], r[3]))
     for ladder in ladders:
-        for dev, _ in devices(configs):
+        for dev, _, build, build_label, workload in runs:
             rows = []
             for step in ladder.steps:
                 times = {}
                 for c in ok(configs):
-                    if c.device == dev and fnmatch.fnmatchcase(c.variant, step.variant) and \
+                    if (c.device, c.build, c.workload) == (dev, build, workload) and \
+                            fnmatch.fnmatchcase(c.variant, step.variant) and \
                             all(str(c.tuning.get(k)) == v for k, v in step.tuning.items()):
                         times[(c.n, c.d)] = min(times.get((c.n, c.d), math.inf), c.time)
                 if times:
@@ -165,7 +380,7 @@ def ladder_tables(configs, ladders: list[Ladder]) -> list[LadderTable]:
                 for g in groups:
                     row.vs_previous[g.label] = 1.0 if i == 0 else _ratio(rows[i - 1].times, row.times, g.problems)
                     row.cumulative[g.label] = 1.0 if i == 0 else _ratio(rows[0].times, row.times, g.problems)
-            tables.append(LadderTable(ladder, dev, groups, rows))
+            tables.append(LadderTable(ladder, dev, build, build_label, workload, groups, rows))
     return tables
 
 
@@ -177,6 +392,8 @@ def ladder_tables(configs, ladders: list[Ladder]) -> list[LadderTable]:
 class ScalingSeries:
     device: str
     variant: str
+    build_label: str
+    workload: tuple
     n: int
     d: int
     other_tuning: tuple
@@ -189,25 +406,26 @@ class ScalingSeries:
 
 
 def thread_scaling(configs) -> list[ScalingSeries]:
-    """Series of configurations that differ only in the `threads` tuning (two or more counts);
-    speedup and parallel efficiency relative to the series' smallest thread count."""
+    """Series of configurations of one build and workload that differ only in the `threads` tuning (two
+    or more counts); speedup and parallel efficiency relative to the series' smallest thread count."""
     series: dict[tuple, dict[int, float]] = {}
     for c in ok(configs):
         try:
             threads = int(c.tuning["threads"])
         except (KeyError, ValueError):
             continue
-        key = (c.device, c.variant, c.n, c.d, c.tuning_without("threads"))
+        key = (c.device, c.variant, c.build_label, c.workload != DEFAULT_WORKLOAD, c.workload, c.n, c.d,
+               c.tuning_without("threads"))
         times = series.setdefault(key, {})
         times[threads] = min(times.get(threads, math.inf), c.time)
     result = []
-    for (dev, variant, n, d, other), times in sorted(series.items()):
+    for (dev, variant, build_label, _, workload, n, d, other), times in sorted(series.items()):
         if len(times) < 2:
             continue
         base_threads = min(times)
         points = [(t, times[t], times[base_threads] / times[t],
                    times[base_threads] / times[t] / (t / base_threads)) for t in sorted(times)]
-        result.append(ScalingSeries(dev, variant, n, d, other, points))
+        result.append(ScalingSeries(dev, variant, build_label, workload, n, d, other, points))
     return result
 
 
@@ -233,6 +451,7 @@ class PortabilityRow:
 
 @dataclass
 class Portability:
+    workload: tuple
     problem: tuple    # (n, d)
     platforms: list   # device names
     rows: list[PortabilityRow]
@@ -245,19 +464,23 @@ def harmonic_mean_or_zero(values: list[float | None], platforms: int) -> float:
     return len(values) / sum(1.0 / v for v in values)
 
 
-def pp_problem(configs) -> tuple | None:
-    """The problem (n, d) measured on the most devices, the largest N among those."""
+def pp_problem(configs, workload: tuple) -> tuple | None:
+    """The problem (n, d) of the workload measured on the most devices, the largest N among those."""
     on_devices: dict[tuple, set] = {}
     for c in ok(configs):
+        if c.workload != workload:
+            continue
         on_devices.setdefault((c.n, c.d), set()).add(c.device)
     if not on_devices:
         return None
     return max(on_devices, key=lambda p: (len(on_devices[p]), p[0], -p[1]))
 
 
-def portability(configs, problem: tuple) -> Portability:
+def portability(configs, workload: tuple, problem: tuple) -> Portability:
+    """Pennycook's metric of each family for one workload and problem; on each platform a family's
+    fastest variant and tuning over every build (the best each platform achieved)."""
     n, d = problem
-    chosen = [c for c in fastest(configs).values() if (c.n, c.d) == (n, d)]
+    chosen = [c for c in fastest(configs, over_builds=True).values() if (c.workload, c.n, c.d) == (workload, n, d)]
     platforms = [dev for dev, _ in devices(chosen)]
     best_time = {p: min(c.time for c in chosen if c.device == p) for p in platforms}
     families: dict[str, list[Config]] = {}
@@ -285,4 +508,4 @@ def portability(configs, problem: tuple) -> Portability:
                      if arch else None),
             hmean_app_ran=harmonic_mean_or_zero(ran, len(ran)) if ran else None))
     rows.sort(key=lambda r: (-r.pp_app, r.family))
-    return Portability((n, d), platforms, rows)
+    return Portability(workload, (n, d), platforms, rows)

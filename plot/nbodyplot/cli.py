@@ -35,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ladders", default=str(analysis.LADDERS_FILE), metavar="FILE",
                         help="ladder definition (default: %(default)s)")
     parser.add_argument("--pp-problem", type=parse_problem, metavar="N,D",
-                        help="problem of the performance-portability table (default: the one measured on the "
-                             "most devices, largest N)")
+                        help="problem of the performance-portability tables, for every workload that measured it "
+                             "(default: per workload, the one measured on the most devices, largest N)")
     return parser
 
 
@@ -55,18 +55,24 @@ def run(argv: list[str]) -> Path:
         "time_vs_n": figures.time_vs(configs, "n", out_dir),
         "time_vs_d": figures.time_vs(configs, "d", out_dir),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir),
+        "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir),
         "thread_scaling": figures.thread_scaling(configs, out_dir),
     }
     ladder_tables = analysis.ladder_tables(configs, ladders)
     ladder_stems = [figures.ladder(t, out_dir) for t in ladder_tables]
-    problem = args.pp_problem or analysis.pp_problem(configs)
-    pp = analysis.portability(configs, problem) if problem else None
-    if args.pp_problem and pp and not pp.rows:
-        raise InputError(f"--pp-problem {problem[0]},{problem[1]}: no successful measurement of that problem")
-    stems["portability"] = figures.portability(pp, out_dir) if pp else None
+    pps = []
+    for workload in analysis.workloads(configs):
+        problem = args.pp_problem or analysis.pp_problem(configs, workload)
+        pp = analysis.portability(configs, workload, problem) if problem else None
+        if pp and pp.rows:
+            pps.append(pp)
+    if args.pp_problem and not pps:
+        n, d = args.pp_problem
+        raise InputError(f"--pp-problem {n},{d}: no successful measurement of that problem")
+    pp_stems = [figures.portability(pp, out_dir) for pp in pps]
 
     report_path = out_dir / "report.md"
-    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pp) + "\n",
+    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pps, pp_stems) + "\n",
                            encoding="utf-8")
     return report_path
 

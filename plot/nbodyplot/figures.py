@@ -1,8 +1,8 @@
 """The figures, each written as PNG and SVG; every function returns the file stem or None (no data)."""
 from __future__ import annotations
 
-import itertools
 import math
+import textwrap
 import re
 from pathlib import Path
 
@@ -11,9 +11,10 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator, ScalarFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator, ScalarFormatter  # noqa: E402
 
 from . import analysis  # noqa: E402
+from .results import local_build_labels, num, workload_text  # noqa: E402
 
 plt.rcParams.update({
     "svg.hashsalt": "nbody-portability-suite",  # reproducible SVG ids
@@ -23,6 +24,7 @@ plt.rcParams.update({
     "grid.alpha": 0.3,
 })
 MARKERS = "osD^v<>ph*X"
+REFERENCE = "reference"  # gid of a line that is not a series (a limit, the ideal): the style check skips it
 
 
 def slug(text: str) -> str:
@@ -41,13 +43,14 @@ def spans_decades(values, decades: float = 1.0) -> bool:
     return bool(values) and max(values) / min(values) >= 10 ** decades
 
 
-def style_cycle():
-    colours = plt.get_cmap("tab10").colors
-    return itertools.cycle([(c, m) for m in MARKERS[:3] for c in colours])
-
-
 def legend_outside(ax):
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+
+
+def legend_beside(ax):
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
+              ncol=2 if len(handles) > 22 else 1, fontsize=7)
 
 
 def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
@@ -56,9 +59,9 @@ def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
 
 
 def _spaced(values: list, log: bool) -> list:
-    """The values, less those too close to the previous one to label (1/14 of the axis)."""
+    """The values, less those too close to the previous one to label (1/10 of the axis)."""
     position = (lambda v: math.log10(v)) if log else (lambda v: v)
-    gap = (position(values[-1]) - position(values[0])) / 14
+    gap = (position(values[-1]) - position(values[0])) / 10
     kept = [values[0]]
     for v in values[1:]:
         if position(v) - position(kept[-1]) >= gap:
@@ -82,72 +85,210 @@ def _log_axis(ax, axis: str, values, always: bool = False):
     return ax
 
 
-def time_vs(configs, axis: str, out_dir: Path) -> str | None:
-    """Time per step against N (axis "n") or D (axis "d"), a panel per device, a line per variant."""
+def line_style(index: int):
+    """Line style number `index`: solid, dashed, dotted, dash-dot, then ever longer dashes."""
+    named = ["-", "--", ":", "-."]
+    return named[index] if index < len(named) else (0, (index + 2, 2, 1, 2))
+
+
+def variant_styles(configs) -> dict[str, tuple]:
+    """A colour and marker per variant, the same in every figure; unique within a model (a panel holds
+    one model), since 10 colours and 11 markers repeat together only after 110 variants."""
+    styles = {}
+    by_model: dict[str, set] = {}
+    for c in configs:
+        by_model.setdefault(c.model, set()).add(c.variant)
+    colours = plt.get_cmap("tab10").colors
+    for variants in by_model.values():
+        for i, variant in enumerate(sorted(variants)):
+            styles[variant] = (colours[i % len(colours)], MARKERS[i % len(MARKERS)])
+    return styles
+
+
+def series_context(key: analysis.SeriesKey, keys, fixed_name: str) -> tuple[str, str]:
+    """(what the panel's lines share, what tells this line from the others of its variant): build,
+    workload and the fixed axis value, each named where it is not the same for every line; a build by
+    its report-wide label where the panel has one build, else by the parts of it that differ in the panel."""
+    build = local_build_labels(keys)[key.build]
+    parts = [("build", build, {k.build_label for k in keys}),
+             ("workload", workload_text(key.workload), {k.workload for k in keys}),
+             (fixed_name, f"{fixed_name} = {key.fixed}", {k.fixed for k in keys})]
+    shared = [text for name, text, values in parts if len(values) == 1 and text]
+    own = [text for name, text, values in parts if len(values) > 1]
+    return ", ".join(shared), ", ".join(own)
+
+
+def _model_grid(panels: list[tuple], panel_width: float = 8.0, panel_height: float = 3.4, legend_rows: int = 0):
+    """Panels (device, model) in rows: each hand-written model beside the Kokkos model compared with it
+    (one y axis for the row, so that the two read against each other), the models without a partner two
+    to a row. Returns (fig, {panel: ax})."""
+    rows: list[tuple[list, bool]] = []  # (panels, shared y)
+    devices = list(dict.fromkeys(device for device, _ in panels))
+    for device in devices:
+        models = [m for d, m in panels if d == device]
+        singles = []
+        for group in analysis.comparison_groups(models):
+            if len(group) > 1:
+                rows.append(([(device, m) for m in group], True))
+            else:
+                singles.append((device, group[0]))
+        rows += [(singles[i:i + 2], False) for i in range(0, len(singles), 2)]
+    columns = max(2, max(len(r) for r, _ in rows)) if len(panels) > 1 else 1
+    height = max(panel_height, 0.14 * legend_rows + 0.8)
+    fig, axes = plt.subplots(len(rows), columns, figsize=(panel_width * columns, height * len(rows)),
+                             squeeze=False, layout="constrained")
+    placed = {}
+    for r, (row, shared) in enumerate(rows):
+        for col in range(columns):
+            if col < len(row):
+                placed[row[col]] = axes[r][col]
+                if shared and col > 0:
+                    axes[r][col].sharey(axes[r][0])
+            else:
+                axes[r][col].set_visible(False)
+    return fig, placed
+
+
+def draw_sweep(configs, axis: str, quantity: str):
+    """Time per step (quantity "time") or efficiency ("efficiency") against N (axis "n") or D ("d"):
+    a panel per device and model, a line per variant, build, workload and fixed value of the other axis
+    (points of different builds are never joined). Returns the figure, or None without a sweep."""
     lines = analysis.sweeps(configs, axis)
+    if quantity == "efficiency":
+        lines = {panel: {k: [c for c in v if c.efficiency is not None] for k, v in by.items()}
+                 for panel, by in lines.items()}
+        lines = {panel: {k: v for k, v in by.items() if len(v) >= 2} for panel, by in lines.items()}
+        lines = {panel: by for panel, by in lines.items() if by}
     if not lines:
         return None
+    styles = variant_styles(configs)
+    limits = analysis.device_limits(configs)
     fixed = "D" if axis == "n" else "N"
-    fig, axes = _device_panels(len(lines))
-    for ax, (device, by_line) in zip(axes, lines.items()):
-        styles = style_cycle()
-        xs_all, ys_all = [], []
-        for (variant, fixed_value), line in by_line.items():
+    legend_rows = max(len(by) for by in lines.values()) + 1
+    fig, placed = _model_grid(list(lines), legend_rows=legend_rows if legend_rows <= 22 else (legend_rows + 1) // 2)
+    ys_by_ax = {}
+    for (device, model), by_line in lines.items():
+        ax = placed[(device, model)]
+        keys = list(by_line)
+        contexts = sorted({series_context(k, keys, fixed)[1] for k in keys})
+        xs_all, ys_all = [], [1.0] if quantity == "efficiency" else []
+        for key, line in by_line.items():
             xs = [getattr(c, axis) for c in line]
-            ys = [c.time for c in line]
-            colour, marker = next(styles)
-            ax.plot(xs, ys, marker=marker, color=colour, label=f"{variant} ({fixed} = {fixed_value})")
+            ys = [c.time if quantity == "time" else c.efficiency for c in line]
+            colour, marker = styles[key.variant]
+            own = series_context(key, keys, fixed)[1]
+            ax.plot(xs, ys, marker=marker, color=colour, linestyle=line_style(contexts.index(own)), markersize=4,
+                    label=key.variant + (f" ({own})" if own else ""))
             xs_all += xs
             ys_all += ys
-        _log_axis(ax, "x", xs_all, always=axis == "n")  # N: log-log always (time grows as N^2)
-        _log_axis(ax, "y", ys_all, always=axis == "n")
-        ax.set_title(device)
+        if quantity == "efficiency":
+            limit = limits.get(device)
+            only_default = {k.workload for k in keys} == {analysis.DEFAULT_WORKLOAD}
+            whole = f"{num(limit)} interactions/s" if limit and only_default else "the workload's, SPEC §3"
+            on_cpu = line[0].device_kind == "CPU"
+            ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2, gid=REFERENCE,
+                       label=f"limit of the cores used (all cores: {whole})" if on_cpu else f"device limit ({whole})")
+        _log_axis(ax, "x", xs_all, always=axis == "n")
+        ys_by_ax[ax] = ys_all
+        shared = series_context(keys[0], keys, fixed)[0]
+        ax.set_title(f"{device}\n{model}" + (f" — {shared}" if shared else ""), fontsize=9)
         ax.set_xlabel("bodies N" if axis == "n" else "activity map size D (D × D cells)")
-        ax.set_ylabel("time per step (s)")
-        legend_outside(ax)
-    fig.suptitle(f"Time per step against {'N' if axis == 'n' else 'D'} (fastest tuning of each variant)")
-    return save(fig, out_dir, f"time_vs_{axis}")
+        ax.set_ylabel("time per step (s)" if quantity == "time" else "efficiency (fraction of the limit)")
+        legend_beside(ax)
+    for ax in ys_by_ax:
+        # Log-log against N (time grows as N², efficiency is read as a roofline); against D where the
+        # values span a decade; decided over the axes that share one y scale.
+        row = [v for sibling in ax.get_shared_y_axes().get_siblings(ax) for v in ys_by_ax.get(sibling, [])]
+        if axis == "n" or spans_decades(row):
+            ax.set_yscale("log")
+        elif quantity == "efficiency":
+            ax.set_ylim(0, 1.1)
+    name = "N" if axis == "n" else "D"
+    fig.suptitle(f"Time per step against {name}" if quantity == "time" else
+                 "Efficiency against N: achieved interactions/s ÷ the device's limit (SPEC §3)",
+                 fontsize=11)
+    fig.text(0.5, -0.005, "Each line: one variant of one build at its fastest tuning; colour and marker: the "
+             "variant; line style: build / workload / " + fixed + " where a panel has several.",
+             ha="center", va="top", fontsize=8)
+    return fig
+
+
+def time_vs(configs, axis: str, out_dir: Path) -> str | None:
+    fig = draw_sweep(configs, axis, "time")
+    return save(fig, out_dir, f"time_vs_{axis}") if fig else None
 
 
 def efficiency_vs_n(configs, out_dir: Path) -> str | None:
-    """Efficiency against N with the device's FP32 limit (efficiency 1.0) drawn."""
-    lines = analysis.sweeps(configs, "n")
-    limits = analysis.device_limits(configs)
-    lines = {dev: {k: [c for c in v if c.efficiency is not None] for k, v in by.items()}
-             for dev, by in lines.items()}
-    lines = {dev: {k: v for k, v in by.items() if v} for dev, by in lines.items()}
-    lines = {dev: by for dev, by in lines.items() if by}
-    if not lines:
+    fig = draw_sweep(configs, "n", "efficiency")
+    return save(fig, out_dir, "efficiency_vs_n") if fig else None
+
+
+PORTABLE_COLOURS = {"cuda": "tab:green", "openmp": "tab:blue", "serial": "tab:gray", "hip": "tab:red",
+                    "sycl": "tab:purple", "threads": "tab:cyan"}
+
+
+def draw_portability_ratio(configs):
+    """Kokkos ÷ hand-written interactions/s against N, a panel per device: a line per Kokkos execution
+    space, build, workload and D with two or more N. Returns the figure, or None without such a line."""
+    series = [s for s in analysis.portability_ratios(configs) if len(s.points) >= 2]  # lone points: the table
+    if not series:
         return None
-    fig, axes = _device_panels(len(lines))
-    for ax, (device, by_line) in zip(axes, lines.items()):
-        styles = style_cycle()
+    by_device: dict[str, list] = {}
+    for s in series:
+        by_device.setdefault(s.device, []).append(s)
+    fig, axes = _device_panels(len(by_device), width=8.5, height=3.4)
+    for ax, (device, device_series) in zip(axes, by_device.items()):
+        contexts = sorted({_ratio_context(s, device_series)[1] for s in device_series})
+        spaces = sorted({s.portable_model for s in device_series}, key=analysis.model_key)
         xs_all, ys_all = [], [1.0]
-        for (variant, d), line in by_line.items():
-            xs = [c.n for c in line]
-            ys = [c.efficiency for c in line]
-            colour, marker = next(styles)
-            ax.plot(xs, ys, marker=marker, color=colour, label=f"{variant} (D = {d})")
+        for s in device_series:
+            own = _ratio_context(s, device_series)[1]
+            space = analysis.model_space(s.portable_model)
+            xs = [p[0] for p in s.points]
+            ys = [p[1] for p in s.points]
+            ax.plot(xs, ys, color=PORTABLE_COLOURS.get(space, f"C{spaces.index(s.portable_model)}"),
+                    marker=MARKERS[spaces.index(s.portable_model) % len(MARKERS)],
+                    linestyle=line_style(contexts.index(own)),
+                    label=f"{s.portable_model} ÷ {s.hand_model}" + (f" ({own})" if own else ""))
             xs_all += xs
             ys_all += ys
-        limit = limits.get(device)
-        on_cpu = next(iter(by_line.values()))[0].device_kind == "CPU"
-        whole = f"{limit:.3g} interactions/s" if limit else "not recorded"
-        ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2,
-                   label=f"FP32 limit of the cores used\n(all cores: {whole})" if on_cpu
-                   else f"FP32 limit ({whole})")
+        ax.axhline(1.0, color="black", linewidth=0.8, label="as fast as hand-written", gid=REFERENCE)
         _log_axis(ax, "x", xs_all, always=True)
-        if spans_decades(ys_all):
-            ax.set_yscale("log")
-            ax.yaxis.set_major_locator(LogLocator(base=10))
-        else:
-            ax.set_ylim(0, 1.1)
-        ax.set_title(device)
+        # A ratio and its inverse lie equally far from 1 on a log axis; ticks at powers of two.
+        low, high = min(ys_all) / 1.15, max(ys_all) * 1.15
+        ax.set_yscale("log")
+        ax.set_ylim(low, high)
+        ticks = [t for t in (2.0 ** k for k in range(math.floor(math.log2(low)), math.ceil(math.log2(high)) + 1))
+                 if low <= t <= high]
+        if len(ticks) < 3:  # within an octave or two: decimal ticks
+            ticks = [t for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)
+                     if low <= t <= high]
+        ax.set_yticks(ticks, minor=False)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        shared = _ratio_context(device_series[0], device_series)[0]
+        ax.set_title(device + (f" — {shared}" if shared else ""), fontsize=10)
         ax.set_xlabel("bodies N")
-        ax.set_ylabel("efficiency (fraction of FP32 limit)")
+        ax.set_ylabel("Kokkos ÷ hand-written\n(interactions/s ratio)")
         legend_outside(ax)
-    fig.suptitle("Efficiency against N (achieved interactions/s ÷ device limit, SPEC §3)")
-    return save(fig, out_dir, "efficiency_vs_n")
+    fig.suptitle("Portability ratio against N: the fastest Kokkos variant's interactions/s ÷ the fastest "
+                 "hand-written variant's\n(same device, build, workload, N and D; each at its fastest tuning)",
+                 fontsize=10)
+    return fig
+
+
+def _ratio_context(s: analysis.RatioSeries, others) -> tuple[str, str]:
+    """As series_context, for a ratio line."""
+    parts = [(local_build_labels(others)[s.build], {o.build_label for o in others}),
+             (workload_text(s.workload), {o.workload for o in others}),
+             (f"D = {s.d}", {o.d for o in others})]
+    return (", ".join(text for text, values in parts if len(values) == 1 and text),
+            ", ".join(text for text, values in parts if len(values) > 1))
+
+
+def portability_ratio(configs, out_dir: Path) -> str | None:
+    fig = draw_portability_ratio(configs)
+    return save(fig, out_dir, "portability_ratio_vs_n") if fig else None
 
 
 def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
@@ -167,7 +308,7 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
             ys = [p + offset for p, v in zip(positions, values) if v is not None]
             xs = [v for v in values if v is not None]
             bars = ax.barh(ys, xs, height, label=name, color=colour)
-            ax.bar_label(bars, labels=[f"{v:.2f}×" for v in xs], fontsize=7, padding=2)
+            ax.bar_label(bars, labels=[f"{num(v)}×" for v in xs], fontsize=7, padding=2)
         everything = [v for v in step + cumulative if v]
         if spans_decades(everything, 1.5):
             ax.set_xscale("log")
@@ -180,13 +321,32 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
         ax.margins(x=0.15)
     axes[0][0].invert_yaxis()  # shared: once inverts all
     axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.suptitle(f"{table.ladder.title} on {table.device}\n"
+    fig.suptitle(f"{ladder_title(table)}\n"
                  "speedup: geometric mean over the sweep's problems of the ratio of times per step", fontsize=10)
     fig.tight_layout()
-    return save(fig, out_dir, f"ladder_{slug(table.ladder.name)}_{slug(table.device)}")
+    return save(fig, out_dir, ladder_stem(table))
+
+
+def ladder_title(table: analysis.LadderTable) -> str:
+    """The ladder, the device, and the build and workload (named where not the only ones / not the default)."""
+    extra = ([f"build {table.build_label}"] if table.build_label else []) + \
+        ([workload_text(table.workload)] if table.workload != analysis.DEFAULT_WORKLOAD else [])
+    return f"{table.ladder.title} on {table.device}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def ladder_stem(table: analysis.LadderTable) -> str:
+    parts = [table.ladder.name, table.device, table.build_label]
+    if table.workload != analysis.DEFAULT_WORKLOAD:
+        parts.append(workload_text(table.workload))
+    return "ladder_" + "_".join(slug(p) for p in parts if p)
 
 
 def thread_scaling(configs, out_dir: Path) -> str | None:
+    fig = draw_thread_scaling(configs)
+    return save(fig, out_dir, "thread_scaling") if fig else None
+
+
+def draw_thread_scaling(configs):
     """Speedup and parallel efficiency against the `threads` tuning, a row of panels per device."""
     series = analysis.thread_scaling(configs)
     if not series:
@@ -195,9 +355,9 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
     # table has every series.
     shown: dict[tuple, list] = {}
     for s in series:
-        shown.setdefault((s.device, s.variant, s.other_tuning), []).append(s)
+        shown.setdefault((s.device, identity(s)), []).append(s)
     by_device: dict[str, list] = {}
-    for (device, _, _), group in shown.items():
+    for (device, _), group in shown.items():
         d_min = min(s.d for s in group)
         by_device.setdefault(device, []).extend(
             sorted((s for s in group if s.d == d_min), key=lambda s: -s.n)[:3])
@@ -207,25 +367,31 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
                              gridspec_kw={"height_ratios": heights})
     for (ax_speedup, ax_eff), (device, device_series) in zip(axes, by_device.items()):
         all_threads = sorted({p[0] for s in device_series for p in s.points})
-        variants = sorted({(s.variant, s.other_tuning) for s in device_series})
+        identities = sorted({identity(s) for s in device_series}, key=str)
         for s in device_series:
-            # colour: the variant; marker and line style: its N, largest first
-            colour = colours[variants.index((s.variant, s.other_tuning)) % 10]
-            sizes = sorted({x.n for x in device_series if (x.variant, x.other_tuning) == (s.variant, s.other_tuning)},
-                           reverse=True)
+            # colour (and marker beyond 10): the variant of one build and workload; line style: its N, largest first
+            index = identities.index(identity(s))
+            colour = colours[index % 10]
+            sizes = sorted({x.n for x in device_series if identity(x) == identity(s)}, reverse=True)
             rank = sizes.index(s.n)
-            # the other tunings only where they tell this variant's series apart
+            # the other tunings, build and workload only where they tell this variant's series apart
             several = len({x.other_tuning for x in device_series if x.variant == s.variant}) > 1
             label = s.label if several else f"{s.variant} N={s.n} D={s.d}"
+            builds = {x.build_label for x in device_series if x.variant == s.variant}
+            workloads = {x.workload for x in device_series if x.variant == s.variant}
+            label += (f" ({s.build_label})" if len(builds) > 1 else "") + \
+                (f" ({workload_text(s.workload)})" if len(workloads) > 1 else "")
             if s.points[0][0] != min(all_threads):
                 label += f" (vs {s.points[0][0]} threads)"
-            style = {"marker": MARKERS[rank], "linestyle": ("-", "--", ":")[rank], "color": colour, "label": label}
+            style = {"marker": MARKERS[(rank + index // 10) % len(MARKERS)], "linestyle": line_style(rank),
+                     "color": colour, "label": label}
             threads = [p[0] for p in s.points]
             ax_speedup.plot(threads, [p[2] for p in s.points], **style)
             ax_eff.plot(threads, [p[3] for p in s.points], **style)
         base = min(all_threads)
-        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linewidth=0.8, label="ideal")
-        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal")
+        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linewidth=0.8, label="ideal",
+                        gid=REFERENCE)
+        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
         for ax in (ax_speedup, ax_eff):
             ax.set_xlabel("threads")
             if spans_decades(all_threads, 0.9):
@@ -240,7 +406,12 @@ def thread_scaling(configs, out_dir: Path) -> str | None:
         legend_outside(ax_eff)
     fig.suptitle("Thread scaling (tuning `threads`; per variant its 3 largest N at its smallest D)")
     fig.tight_layout()
-    return save(fig, out_dir, "thread_scaling")
+    return fig
+
+
+def identity(s: analysis.ScalingSeries) -> tuple:
+    """What a thread-scaling colour stands for: a variant with its other tunings, of one build and workload."""
+    return (s.variant, s.other_tuning, s.build_label, s.workload)
 
 
 def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
@@ -266,18 +437,18 @@ def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 value = grid[i, j]
-                text = "did not run" if np.isnan(value) else f"{value:.3f}"
+                text = "did not run" if np.isnan(value) else num(value)
                 dark = not np.isnan(value) and value < 0.6
                 ax.text(j, i, text, ha="center", va="center", fontsize=7,
                         color="white" if dark else "black", fontweight="bold" if j == len(columns) - 1 else None)
         ax.axvline(len(pp.platforms) - 0.5, color="white", linewidth=3)
-        ax.set_xticks(range(len(columns)), [c.replace(" (", "\n(") for c in columns], fontsize=7)
+        ax.set_xticks(range(len(columns)), [textwrap.fill(c, 16) for c in columns], fontsize=7)
         ax.set_yticks(range(len(pp.rows)), [r.family for r in pp.rows], fontsize=8)
         ax.grid(False)
         ax.set_title("application efficiency (best time on platform ÷ time)" if kind == "app"
                      else "architectural efficiency (fraction of FP32 limit)", fontsize=9)
         fig.colorbar(image, ax=ax, shrink=0.8, label="efficiency")
     n, d = pp.problem
-    fig.suptitle(f"Performance portability (Pennycook) at N = {n}, D = {d}: PP = harmonic mean over the "
-                 "platforms, 0 where a family did not run on one", fontsize=10)
-    return save(fig, out_dir, "portability")
+    fig.suptitle(f"Performance portability (Pennycook), {workload_text(pp.workload)} at N = {n}, D = {d}: "
+                 "PP = harmonic mean over the platforms, 0 where a family did not run on one", fontsize=10)
+    return save(fig, out_dir, f"portability_{slug(workload_text(pp.workload))}")

@@ -1,16 +1,17 @@
-"""report.md: the figures embedded, with the tables whose numbers they show."""
+"""report.md: the summary first (per device: the best of each model, Kokkos ÷ hand-written, verification),
+then the figures with the tables whose numbers they show, then the files, builds and contexts."""
 from __future__ import annotations
 
 from . import analysis
-from .results import ERROR_FIELDS, Config, Source
+from .results import ERROR_FIELDS, Config, Source, num, workload_text
 
 ERROR_TITLES = {"max_pos_err": "max pos err", "rms_pos_err": "RMS pos err",
                 "max_vel_err": "max vel err", "map_diff": "map diff"}
+FAILURES_LISTED = 5  # per summary table; the verification table has every one
 
 
-def num(value) -> str:
-    """Four significant digits; the tests read these back and compare them with the JSON."""
-    return "—" if value is None else f"{value:.4g}"
+def percent(fraction: float) -> str:
+    return f"{num(100 * fraction)} %"
 
 
 def cell(text) -> str:
@@ -31,7 +32,14 @@ def figure(stem: str | None, caption: str, missing: str) -> list[str]:
 
 
 def sort_key(c: Config):
-    return (c.device_kind != "GPU", c.device, c.variant, c.tuning_text, c.n, c.d, c.steps)
+    return (c.device_kind != "GPU", c.device, c.workload != analysis.DEFAULT_WORKLOAD, c.workload, c.variant,
+            c.build_label, c.tuning_text, c.n, c.d, c.steps)
+
+
+def failure_anchors(configs) -> dict[int, str]:
+    """id(config) -> the anchor of its row in the verification table, for every failed configuration."""
+    failed = sorted((c for c in configs if c.verdict == "failed"), key=sort_key)
+    return {id(c): f"failure-{i}" for i, c in enumerate(failed, 1)}
 
 
 def scalars(mapping: dict, prefix: str = ""):
@@ -43,62 +51,105 @@ def scalars(mapping: dict, prefix: str = ""):
             yield f"{prefix}{key}", "—" if value is None else value
 
 
-def sources_section(sources: list[Source]) -> list[str]:
-    """One line per results file: where and when it ran, on what, built how."""
-    rows = []
-    for s in sources:
-        c = dict(scalars(s.context))
-        clock = c.get("gpu.sm_clock_hz")
-        commit = str(c.get("git_commit", "—"))
-        commit = commit[:12] + ("-dirty" if commit.endswith("-dirty") else "")
-        rows.append([s.path, c.get("date", "—"), commit, c.get("matrix.name", "—"),
-                     f"{c.get('host_cpu.model_name', '—')} ({c.get('num_cpus', '?')} CPUs, "
-                     f"{c.get('host_cpu.physical_cores', '?')} cores counted for the limit)",
-                     c.get("gpu.name", "—"), c.get("gpu.sm_count", "—"),
-                     f"{clock / 1e9:.3g} GHz" if isinstance(clock, (int, float)) else "—",
-                     c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—"), c.get("compiler", "—")])
-    return ["## Results files", ""] + table(
-        ["file", "date", "commit", "matrix", "host CPU", "GPU", "SMs", "SM clock", "CUDA runtime", "Kokkos",
-         "compiler"], rows) + ["Every context value is listed at the end of this report.", ""]
+# ---------------------------------------------------------------------------------------------
+# Summary
 
 
-def context_section(sources: list[Source]) -> list[str]:
-    lines = ["## Context of each results file", "", "Every scalar of each file's `context` (docs/results-format.md).", ""]
-    for s in sources:
-        lines += [f"**{s.path}**", ""] + table(["context key", "value"], list(scalars(s.context)))
+def counts_text(counts: dict) -> str:
+    total = sum(counts.values())
+    return (f"{total} configuration{'s' if total != 1 else ''}: {counts['verified']} verified, "
+            f"{counts['failed']} failed, {counts['not verified']} not verified")
+
+
+def describe_config(c: Config, several_builds: bool) -> str:
+    return f"{c.variant} N={c.n} D={c.d}" + (f" {c.tuning_text}" if c.tuning else "") + \
+        (f" ({c.build_label})" if several_builds else "")
+
+
+def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict) -> list[str]:
+    several_builds = len({c.build for c in configs}) > 1
+    small_n, small_d = analysis.SEED000_SMALL_PROBLEM
+    lines = ["## Summary", "",
+             "Per device and workload, the fastest variant of each model (at its fastest tuning"
+             + (", over every build" if several_builds else "") + ") at the largest N it and its partner "
+             f"both ran, and at seed report 000's small N (N = {small_n}, D = {small_d}). "
+             "Kokkos ÷ hand-written = Kokkos interactions/s ÷ the hand-written model's at the same problem "
+             "(1 = as fast). Efficiency = fraction of the device's limit (SPEC §3).", ""]
+    for t in summary:
+        lines += [f"### {t.device} ({t.kind}), {workload_text(t.workload)} — {counts_text(t.counts)}", ""]
+        header = ["N", "D", "model", "best variant"] + (["build"] if several_builds else []) + \
+            ["time per step (s)", "interactions/s", "efficiency", "Kokkos ÷ hand-written"]
+        rows = []
+        for r in t.rows:
+            c = r.best
+            ratio = "" if r.compared_with is None else (
+                f"{num(r.ratio)} × {r.compared_with}" if r.ratio is not None else f"no {r.compared_with} at this N")
+            rows.append([c.n, c.d, r.model, c.variant] + ([c.build_label] if several_builds else []) +
+                        [num(c.time), num(c.values.get("interactions_per_second")), num(c.efficiency), ratio])
+        lines += table(header, rows)
+        if not t.small_measured:
+            lines += [f"Seed report 000's small N (N = {small_n}, D = {small_d}) was not measured on this device.", ""]
+        if t.failures:
+            failures = sorted(t.failures, key=sort_key)
+            listed = [f"[{describe_config(c, several_builds)}](#{anchors[id(c)]})" for c in failures[:FAILURES_LISTED]]
+            more = len(failures) - len(listed)
+            lines += ["Failed: " + ", ".join(listed) + (f" and {more} more ([Verification](#verification))"
+                                                          if more else "") + ".", ""]
+    for pp in pps:
+        lines += pp_summary(pp)
+    for note in analysis.limit_disagreements(configs):
+        lines += [f"Note: the results files disagree on the FP32 limit of {note.device} by "
+                  f"{percent(note.spread)} (more than the {percent(analysis.LIMIT_TOLERANCE)} tolerance), so its "
+                  "efficiencies from different files are not comparable; see [Devices](#appendix-b-devices).", ""]
     return lines
 
 
-def devices_section(configs) -> list[str]:
-    rows, disagreeing = [], []
-    for dev, kind in analysis.devices(configs):
-        on = [c for c in configs if c.device == dev]
-        recorded = {}
-        for c in on:
-            if c.device_limit:
-                recorded.setdefault(num(c.device_limit), set()).add(c.source)
-        if len(recorded) > 1:
-            disagreeing += [f"- {dev}: " + "; ".join(f"{limit} in {', '.join(f'`{f}`' for f in sorted(files))}"
-                                                     for limit, files in sorted(recorded.items()))]
-        rows.append([dev, kind, " / ".join(sorted(recorded)) or "—", len(on), sum(c.failed for c in on)])
-    return ["## Devices", "",
-            "The device of a GPU variant is the GPU named in its file's context; of a CPU variant, the host "
-            "CPU (with the number of CPUs Google Benchmark counted, `num_cpus`). The FP32 limit (SPEC §3) is the one recorded in the context: "
-            "`gpu.fp32_interaction_limit` or `host_cpu.fp32_interaction_limit` (all cores; a CPU entry's "
-            "`efficiency` is against the cores it used).", ""] + table(
-        ["device", "kind", "FP32 limit (interactions/s)", "configurations", "failed"], rows) + (
-        ["**The results files disagree on a device's FP32 limit** (so the efficiencies from these files "
-         "are not comparable; check each file's `host_cpu` / `gpu` context below):", ""] + disagreeing + [""]
-        if disagreeing else [])
+def pp_summary(pp: analysis.Portability) -> list[str]:
+    if not pp.rows:
+        return []
+    rows = {r.family: r for r in pp.rows}
+    kokkos = [r for r in pp.rows if r.family.startswith("kokkos.")]
+    parts = []
+    best = rows.get("best Kokkos variant") or (kokkos[0] if kokkos else None)
+    if best is not None:
+        parts.append(f"best Kokkos variant PP = {num(best.pp_app)} (application efficiency), "
+                     f"{num(best.pp_arch)} (architectural)")
+    if kokkos:
+        top = max(kokkos, key=lambda r: (r.pp_app, r.family))
+        parts.append(f"best single Kokkos family {top.family} PP = {num(top.pp_app)}")
+    n, d = pp.problem
+    return [f"Performance portability ({workload_text(pp.workload)}, N = {n}, D = {d}, over "
+            f"{' and '.join(pp.platforms)}): " + ("; ".join(parts) if parts else "no Kokkos variant ran")
+            + ". [Table](#performance-portability).", ""]
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures and their tables
+
+
+def ratio_section(configs, stem) -> list[str]:
+    lines = ["## Portability ratio against N", "",
+             "The fastest Kokkos variant's interactions/s ÷ the fastest hand-written variant's (Kokkos on CUDA ÷ "
+             "CUDA, Kokkos on OpenMP ÷ OpenMP, Kokkos Serial ÷ serial) at each N both ran, within one build and "
+             "workload (a line per build: points of two builds are never joined); the figure draws the lines of "
+             "two or more N, the table has every point.", ""]
+    lines += figure(stem, "Portability ratio against N", "No line of two or more N where a Kokkos variant and "
+                                                            "its hand-written counterpart both ran in one build.")
+    rows = [[s.device, s.build_label, workload_text(s.workload), s.d, n, f"{s.portable_model} ÷ {s.hand_model}",
+             kokkos.variant, hand.variant, num(ratio)]
+            for s in analysis.portability_ratios(configs) for n, ratio, kokkos, hand in s.points]
+    return lines + (table(["device", "build", "workload", "D", "N", "ratio of", "Kokkos variant",
+                           "hand-written variant", "ratio"], rows) if rows else [])
 
 
 def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list[str]:
+    from .figures import ladder_title
     lines = ["## Optimisation ladders", "",
              "Each step is a variant (at its fastest tuning unless the ladder fixes one, see "
-             "`plot/ladders.json`); steps absent from the results are skipped. Speedup = geometric mean, "
-             "over the problems of the sweep that every step ran (listed above each table), of the ratio "
-             "of times per step; so the step speedups multiply to the cumulative one, which is against the "
-             "first step present.", ""]
+             "`plot/ladders.json`) of one build and workload; steps absent from the results are skipped. "
+             "Speedup = geometric mean, over the problems of the sweep that every step ran (listed above each "
+             "table), of the ratio of times per step; so the step speedups multiply to the cumulative one, which "
+             "is against the first step present.", ""]
     if not tables:
         return lines + ["_No ladder has two or more steps in these results._", ""]
     for t, stem in zip(tables, stems):
@@ -119,44 +170,49 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
             compared.append(f"{g.label}: " + (f"{name} = {values}" if values else "one problem") +
                             (" (every step ran these)" if g.every_step else
                              " (no problem ran by every step: each ratio over the problems both steps ran)"))
-        lines += [f"### {t.ladder.title} on {t.device}", ""] + [f"- {c}" for c in compared] + [""]
+        lines += [f"### {ladder_title(t)}", ""] + [f"- {c}" for c in compared] + [""]
         lines += table(header, rows)
-        lines += figure(stem, f"{t.ladder.title} on {t.device}", "")
+        lines += figure(stem, ladder_title(t), "")
     return lines
 
 
 def scaling_section(configs, stem) -> list[str]:
     series = analysis.thread_scaling(configs)
     lines = ["## Thread scaling", "",
-             "Configurations that differ only in the `threads` tuning. Speedup is against the smallest "
-             "thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest thread count).", ""]
+             "Configurations of one build and workload that differ only in the `threads` tuning. Speedup is "
+             "against the smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest "
+             "thread count).", ""]
     lines += figure(stem, "Thread scaling", "No thread sweep in these results.")
-    rows = [[s.device, s.variant, s.n, s.d, " ".join(f"{k}={v}" for k, v in s.other_tuning) or "-",
-             t, num(time), num(speedup), num(eff)]
+    rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d,
+             " ".join(f"{k}={v}" for k, v in s.other_tuning) or "-", t, num(time), num(speedup), num(eff)]
             for s in series for t, time, speedup, eff in s.points]
-    return lines + (table(["device", "variant", "N", "D", "other tuning", "threads", "time per step (s)",
-                           "speedup", "parallel efficiency"], rows) if rows else [])
+    return lines + (table(["device", "variant", "build", "workload", "N", "D", "other tuning", "threads",
+                           "time per step (s)", "speedup", "parallel efficiency"], rows) if rows else [])
 
 
-def portability_section(pp: analysis.Portability | None, stem) -> list[str]:
+def portability_section(pps: list, stems: list) -> list[str]:
     lines = ["## Performance portability", "",
              "Pennycook's metric for a family a on the platforms H: PP(a, H) = |H| ÷ Σ_{i∈H} 1/e_i(a), "
-             "0 when a did not run on some platform of H. A family is a variant id without its execution "
-             "space (`kokkos.naive@cuda` and `kokkos.naive@openmp` are `kokkos.naive`); the *best ...* rows "
-             "take the fastest member of a model on each platform. Application efficiency e_i = time of the "
-             "fastest variant on platform i ÷ the family's time; architectural efficiency = the harness's "
-             "`efficiency` (fraction of the device FP32 limit). Each family at its fastest tuning.", ""]
-    if pp is None or not pp.rows:
+             "0 when a did not run on some platform of H; computed per workload. A family is a variant id without "
+             "its execution space (`kokkos.naive@cuda` and `kokkos.naive@openmp` are `kokkos.naive`); the *best "
+             "...* rows take the fastest member of a model on each platform. Application efficiency e_i = time of "
+             "the fastest variant on platform i ÷ the family's time; architectural efficiency = the harness's "
+             "`efficiency` (fraction of the device limit). Each family at its fastest tuning, over every build.", ""]
+    if not pps:
         return lines + ["_No measurements to compare._", ""]
-    n, d = pp.problem
-    lines += [f"Problem: N = {n}, D = {d}; platforms H: {', '.join(pp.platforms)}.", ""]
-    header = ["family"] + [f"app eff on {p}" for p in pp.platforms] + ["PP (app)", "harmonic mean where it ran"]
-    header += [f"arch eff on {p}" for p in pp.platforms] + ["PP (arch)"]
-    rows = []
-    for r in pp.rows:
-        rows.append([r.family] + [num(r.app_eff.get(p)) for p in pp.platforms] + [num(r.pp_app), num(r.hmean_app_ran)]
-                    + [num(r.arch_eff.get(p)) for p in pp.platforms] + [num(r.pp_arch)])
-    return lines + table(header, rows) + figure(stem, "Performance portability", "")
+    for pp, stem in zip(pps, stems):
+        n, d = pp.problem
+        lines += [f"Workload {workload_text(pp.workload)}. Problem: N = {n}, D = {d}; platforms H: "
+                  f"{', '.join(pp.platforms)}.", ""]
+        header = ["family"] + [f"app eff on {p}" for p in pp.platforms] + ["PP (app)", "harmonic mean where it ran"]
+        header += [f"arch eff on {p}" for p in pp.platforms] + ["PP (arch)"]
+        rows = []
+        for r in pp.rows:
+            rows.append([r.family] + [num(r.app_eff.get(p)) for p in pp.platforms]
+                        + [num(r.pp_app), num(r.hmean_app_ran)]
+                        + [num(r.arch_eff.get(p)) for p in pp.platforms] + [num(r.pp_arch)])
+        lines += table(header, rows) + figure(stem, f"Performance portability, {workload_text(pp.workload)}", "")
+    return lines
 
 
 def error_cell(c: Config, name: str) -> str:
@@ -168,67 +224,137 @@ def error_cell(c: Config, name: str) -> str:
     return f"{num(value)} {'≤' if value <= limit else '>'} {num(limit)}"
 
 
-def verification_section(configs) -> list[str]:
+def verification_section(configs, anchors: dict) -> list[str]:
     rows = []
+    counts = {v: sum(c.verdict == v for c in configs) for v in ("verified", "failed", "not verified")}
     # Failures first, so that a long table cannot hide them.
-    for c in sorted(configs, key=lambda c: (c.verified is not False and c.error is None, sort_key(c))):
-        if c.verified is None and c.error is None and not any(n in c.values for n in ERROR_FIELDS):
+    for c in sorted(configs, key=lambda c: (c.verdict != "failed", sort_key(c))):
+        if c.verdict == "not verified" and not any(n in c.values for n in ERROR_FIELDS):
             continue
-        verdict = "PASS" if c.verified else ("FAIL" if c.verified is False or c.error else "—")
+        verdict = {"verified": "PASS", "failed": "FAIL", "not verified": "—"}[c.verdict]
         check = "—" if c.verification is None else (
             c.verification + (f", {c.verify_steps} step{'s' if c.verify_steps != 1 else ''}"
                               if c.verify_steps is not None else ""))
-        rows.append([c.device, c.variant, c.tuning_text, c.n, c.d, check]
+        device = (f'<a id="{anchors[id(c)]}"></a>' if id(c) in anchors else "") + c.device
+        rows.append([device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, check]
                     + [error_cell(c, n) for n in ERROR_FIELDS] + [verdict, c.error or ""])
-    failed = sum(r[-2] == "FAIL" for r in rows)
-    passed = sum(r[-2] == "PASS" for r in rows)
     return ["## Verification", "",
-            f"**{passed} of {len(rows)} configurations PASS, {failed} FAIL.**", "",
+            f"{counts_text(counts)}.", "",
             "Errors against the float64 reference (SPEC §5), each against its threshold "
             "(`context.matrix.verification`) where the results record one; PASS/FAIL is the harness's "
-            "`verified`. Check: `full` = the whole state against the reference after that many steps, "
-            "`sampled` = accelerations of a sample of bodies after the first step (large N).", ""] + table(
-        ["device", "variant", "tuning", "N", "D", "check"] + [ERROR_TITLES[n] for n in ERROR_FIELDS]
-        + ["verdict", "error"], rows)
+            "`verified` (FAIL also for a configuration that raised an error). Check: `full` = the whole state "
+            "against the reference after that many steps, `sampled` = accelerations of a sample of bodies after "
+            "the first step (large N).", ""] + table(
+        ["device", "variant", "build", "workload", "tuning", "N", "D", "check"]
+        + [ERROR_TITLES[n] for n in ERROR_FIELDS] + ["verdict", "error"], rows)
 
 
 def measurements_section(configs) -> list[str]:
-    rows = [[c.device, c.variant, c.tuning_text, c.n, c.d, c.steps, c.repetitions, num(c.time),
-             num(c.time_stddev_s), num(c.values.get("interactions_per_second")), num(c.efficiency),
-             num(c.values.get("upload_s")), num(c.values.get("download_s"))]
+    rows = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
+             c.repetitions, num(c.time), num(c.time_stddev_s), num(c.values.get("interactions_per_second")),
+             num(c.efficiency), num(c.values.get("upload_s")), num(c.values.get("download_s"))]
             for c in sorted(configs, key=sort_key) if not c.failed]
-    failed = [[c.device, c.variant, c.tuning_text, c.n, c.d, c.steps, num(c.time), c.error or "no time recorded"]
+    failed = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
+               num(c.time), c.error or "no time recorded"]
               for c in sorted(configs, key=sort_key) if c.failed]
     lines = ["## All measurements", "",
              "Median of the repetitions (Google Benchmark's median aggregate where present). Upload of the "
              "initial state and download of state and map are timed apart from the steps (SPEC §3).", ""]
-    lines += table(["device", "variant", "tuning", "N", "D", "steps", "repetitions", "time per step (s)",
-                    "stddev (s)", "interactions/s", "efficiency", "upload (s)", "download (s)"], rows)
+    lines += table(["device", "variant", "build", "workload", "tuning", "N", "D", "steps", "repetitions",
+                    "time per step (s)", "stddev (s)", "interactions/s", "efficiency", "upload (s)", "download (s)"],
+                   rows)
     if failed:
         lines += ["### Failed configurations", "",
                   "Not in the figures: a configuration that raised an error or did not verify.", ""] + table(
-            ["device", "variant", "tuning", "N", "D", "steps", "time per step (s)", "error"], failed)
+            ["device", "variant", "build", "workload", "tuning", "N", "D", "steps", "time per step (s)", "error"],
+            failed)
     return lines
 
 
-def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pp) -> str:
+# ---------------------------------------------------------------------------------------------
+# Appendices
+
+
+def sources_section(sources: list[Source], configs) -> list[str]:
+    """One line per results file (where and when it ran, on what, which build), then the builds."""
+    labels = {c.build: c.build_label for c in configs}
+    rows = []
+    for s in sources:
+        c = dict(scalars(s.context))
+        clock = c.get("gpu.sm_clock_hz")
+        rows.append([s.path, c.get("date", "—"), labels.get(s.build, s.build.short_commit),
+                     c.get("matrix.name", "—"),
+                     f"{c.get('host_cpu.model_name', '—')} ({c.get('num_cpus', '?')} CPUs, "
+                     f"{c.get('host_cpu.physical_cores', '?')} cores counted for the limit)",
+                     c.get("gpu.name", "—"), c.get("gpu.sm_count", "—"),
+                     f"{num(clock / 1e9)} GHz" if isinstance(clock, (int, float)) else "—",
+                     c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—")])
+    builds = sorted({s.build for s in sources}, key=lambda b: labels.get(b, b.short_commit))
+    build_rows = [[labels.get(b, b.short_commit), b.commit, b.compiler, b.build_type, f"`{b.flags}`", b.facts_text,
+                   ", ".join(f"`{s.path}`" for s in sources if s.build == b)] for b in builds]
+    return (["## Appendix A: results files and builds", ""] + table(
+        ["file", "date", "build", "matrix", "host CPU", "GPU", "SMs", "SM clock", "CUDA runtime", "Kokkos"], rows)
+        + ["A build is a results file's `git_commit`, `compiler`, `build_type`, `build_flags` and `build_facts` "
+           "(docs/plots.md): results of different builds are never joined in one line. Its label names the "
+           "fewest of commit, ISA (`-march` of the C++ flags), compiler, build type, flags and facts that tell "
+           "the builds apart.", ""]
+        + table(["build", "git commit", "compiler", "build type", "build flags", "build facts", "files"], build_rows))
+
+
+def devices_section(configs) -> list[str]:
+    rows = []
+    notes = {n.device: n for n in analysis.limit_disagreements(configs)}
+    for dev, kind in analysis.devices(configs):
+        on = [c for c in configs if c.device == dev]
+        limits = {c.source: c.device_limit for c in on if c.device_limit}
+        spread = max(limits.values()) / min(limits.values()) - 1 if limits else None
+        recorded = "—" if not limits else num(analysis.device_limits(on)[dev]) + (
+            f" (files within {percent(spread)})" if len(limits) > 1 else "")
+        rows.append([dev, kind, recorded, len(on), sum(c.verdict == "failed" for c in on)])
+    lines = ["## Appendix B: devices", "",
+             "The device of a GPU variant is the GPU named in its file's context; of a CPU variant, the host "
+             "CPU (with the number of CPUs Google Benchmark counted, `num_cpus`). The FP32 limit (SPEC §3) is the "
+             "one recorded in the context: `gpu.fp32_interaction_limit` or `host_cpu.fp32_interaction_limit` (all "
+             "cores; a CPU entry's `efficiency` is against the cores it used); the median over the files, which "
+             f"are said to disagree only when they differ by more than {percent(analysis.LIMIT_TOLERANCE)}.", ""]
+    lines += table(["device", "kind", "FP32 limit (interactions/s)", "configurations", "failed"], rows)
+    for dev, note in notes.items():
+        lines += [f"Note: {dev}: " + "; ".join(f"{num(limit)} in `{path}`" for path, limit in note.by_file.items())
+                  + f" (spread {percent(note.spread)}).", ""]
+    return lines
+
+
+def context_section(sources: list[Source]) -> list[str]:
+    lines = ["## Appendix C: context of each results file", "",
+             "Every scalar of each file's `context` (docs/results-format.md).", ""]
+    for s in sources:
+        lines += [f"**{s.path}**", ""] + table(["context key", "value"], list(scalars(s.context)))
+    return lines
+
+
+def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list) -> str:
+    anchors = failure_anchors(configs)
+    devices = [dev for dev, _ in analysis.devices(configs)]
     lines = ["# N-body benchmark report", "",
-             "Written by `plot/nbody_plot.py` from " + ", ".join(f"`{s.path}`" for s in sources) + ". "
-             "Times are per step (SPEC §3); lines and bars use each variant's fastest tuning.", ""]
-    lines += sources_section(sources)
-    lines += devices_section(configs)
+             f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
+             f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
+             "significant figures.", ""]
+    lines += summary_section(configs, analysis.summary(configs), pps, anchors)
+    lines += ratio_section(configs, stems["portability_ratio_vs_n"])
+    lines += ["## Efficiency against N", "",
+              "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
+              "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
+        stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.")
     lines += ["## Time per step against N", ""] + figure(
         stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.")
     lines += ["## Time per step against D", ""] + figure(
         stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.")
     lines += ladder_section(ladder_tables, ladder_stems)
-    lines += ["## Efficiency against N", "",
-              "Efficiency = achieved interactions/s ÷ the device's FP32 limit (SPEC §3); the dashed line is "
-              "the limit (efficiency 1).", ""] + figure(
-        stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.")
     lines += scaling_section(configs, stems["thread_scaling"])
-    lines += portability_section(pp, stems["portability"])
-    lines += verification_section(configs)
+    lines += portability_section(pps, pp_stems)
+    lines += verification_section(configs, anchors)
     lines += measurements_section(configs)
+    lines += sources_section(sources, configs)
+    lines += devices_section(configs)
     lines += context_section(sources)
     return "\n".join(lines)

@@ -1,15 +1,16 @@
 """Loading nbody-bench results files into one list of measured configurations.
 
 A results file is Google Benchmark JSON (a `context` object and a `benchmarks` array) whose
-entries carry the fields of SPEC §6. One configuration (device, variant, tuning, N, D, steps)
-may appear as several repetitions plus mean/median/stddev/cv aggregates; it becomes one
-`Config` whose numbers are those of its median aggregate (else its mean aggregate, else its
+entries carry the fields of SPEC §6. One configuration (device, build, workload, variant, tuning,
+N, D, steps) may appear as several repetitions plus mean/median/stddev/cv aggregates; it becomes
+one `Config` whose numbers are those of its median aggregate (else its mean aggregate, else its
 single repetition, else the median of its repetitions).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,13 +21,105 @@ class InputError(Exception):
 
 
 GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
+MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "cuda": "CUDA", "kokkos": "Kokkos"}
 # Error field of an entry -> its threshold in context.matrix.verification (docs/results-format.md).
 THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
 
+# SPEC §2: results written before the workload axes existed are this workload.
+DEFAULT_WORKLOAD = (2, "fp32", "euler")
+WORKLOAD_VALUES = {"dim": (2, 3), "precision": ("fp32", "fp64"), "integrator": ("euler", "leapfrog")}
+
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
 MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency",
                    "efficiency_limit") + ERROR_FIELDS
+
+
+def num(value) -> str:
+    """Three significant figures, trailing zeros kept (1.00, 0.975, 3.72e+12): every number the report and
+    the figures print; the tests read these back."""
+    if value is None:
+        return "—"
+    text = f"{value:#.3g}"
+    mantissa, e, exponent = text.partition("e")
+    return mantissa.rstrip(".") + e + exponent
+
+
+def workload_text(workload: tuple) -> str:
+    """SPEC §2's spelling: 2d/fp32/euler."""
+    dim, precision, integrator = workload
+    return f"{dim}d/{precision}/{integrator}"
+
+
+@dataclass(frozen=True)
+class Build:
+    """What makes two binaries' results incomparable, from a results file's context: the source
+    (git commit), the compiler, the build type, the flags (they carry a preset's ISA, e.g. the
+    host-avx512 preset's -march=x86-64-v4, and the CUDA flags and architectures) and the models'
+    build facts. The executable's path is not part of it: one path has held different binaries."""
+    commit: str
+    compiler: str
+    build_type: str
+    flags: str
+    facts: tuple  # sorted (key, value) of context.build_facts
+
+    @property
+    def short_commit(self) -> str:
+        return self.commit[:7] + ("-dirty" if self.commit.endswith("-dirty") else "")
+
+    @property
+    def isa(self) -> str:
+        """The C++ -march of the flags, or "default ISA" (the compiler's baseline: a portable binary)."""
+        cxx = self.flags.split("; CUDA", 1)[0]
+        march = re.findall(r"-march=(\S+)", cxx)
+        return f"-march={march[-1]}" if march else "default ISA"
+
+    @property
+    def facts_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.facts) or "no build facts"
+
+    def describe(self) -> str:
+        return f"commit {self.short_commit}, {self.compiler}, {self.build_type}, flags `{self.flags}`"
+
+
+def build_of(context: dict) -> Build:
+    def text(key):
+        value = context.get(key)
+        return value if isinstance(value, str) and value else "unknown"
+    facts = tuple(sorted((str(k), str(v)) for k, v in _object(context, "build_facts").items()))
+    return Build(text("git_commit"), text("compiler"), text("build_type"), " ".join(text("build_flags").split()), facts)
+
+
+# The parts of a build a label may name, in the order they are tried: the fewest that tell a report's
+# builds apart are used.
+BUILD_LABEL_PARTS = (lambda b: b.short_commit, lambda b: b.isa, lambda b: b.compiler, lambda b: b.build_type,
+                     lambda b: b.flags, lambda b: b.facts_text)
+
+
+def build_label_parts(builds) -> dict:
+    """Each build's label as parts: the fewest of BUILD_LABEL_PARTS (in order) that tell the builds
+    apart; the short commit alone when there is only one build."""
+    builds = sorted(set(builds), key=lambda b: (b.commit, b.flags, b.compiler, b.build_type, b.facts))
+    if len(builds) <= 1:
+        return {b: (b.short_commit,) for b in builds}
+    chosen = []
+    for part in BUILD_LABEL_PARTS:
+        if len({tuple(p(b) for p in chosen) for b in builds}) == len(builds):
+            break
+        if len({part(b) for b in builds}) > 1:
+            chosen.append(part)
+    return {b: tuple(p(b) for p in chosen) for b in builds}
+
+
+def local_build_labels(configs_or_keys) -> dict:
+    """Build -> its label among these lines: the report-wide label less the parts these builds share
+    (the part that tells them apart, e.g. the ISA); the whole label when all are one build."""
+    parts = {c.build: c.build_parts for c in configs_or_keys}
+    if len(parts) <= 1:
+        return {b: ", ".join(p) for b, p in parts.items()}
+    width = max(len(p) for p in parts.values())
+    varying = [i for i in range(width) if len({p[i] if i < len(p) else "" for p in parts.values()}) > 1]
+    return {b: ", ".join(p[i] for i in varying if i < len(p)) for b, p in parts.items()}
 
 
 @dataclass
@@ -35,6 +128,8 @@ class Config:
     source: str
     device: str
     device_kind: str  # "GPU" or "CPU"
+    build: Build
+    workload: tuple   # (dim, precision, integrator)
     variant: str
     backend: str
     tuning: dict
@@ -50,11 +145,40 @@ class Config:
     device_limit: float | None = None  # interactions/s of the whole device at efficiency 1
     verification: str | None = None    # "full" / "sampled" / "none"
     verify_steps: int | None = None
+    build_parts: tuple = ()            # set by load(): what tells this build from the others loaded
+
+    @property
+    def build_label(self) -> str:
+        return ", ".join(self.build_parts)
 
     @property
     def family(self) -> str:
         """The variant without its execution space: kokkos.naive@cuda -> kokkos.naive."""
         return self.variant.split("@", 1)[0]
+
+    @property
+    def space(self) -> str | None:
+        """The Kokkos execution space (kokkos.naive@cuda -> cuda); None for the other models."""
+        return self.variant.split("@", 1)[1] if "@" in self.variant else None
+
+    @property
+    def model(self) -> str:
+        """The programming model: serial, OpenMP, CUDA, or Kokkos with its execution space."""
+        backend = self.variant.split(".", 1)[0]
+        if self.space is not None:
+            return f"{MODEL_NAMES.get(backend, backend)} ({self.space})"
+        return MODEL_NAMES.get(backend, backend)
+
+    @property
+    def workload_text(self) -> str:
+        return workload_text(self.workload)
+
+    @property
+    def verdict(self) -> str:
+        """"verified", "failed" (did not verify, or raised an error) or "not verified" (no check recorded)."""
+        if self.verified is False or self.error is not None:
+            return "failed"
+        return "verified" if self.verified else "not verified"
 
     @property
     def failed(self) -> bool:
@@ -80,6 +204,7 @@ class Config:
 class Source:
     path: str
     context: dict
+    build: Build
 
 
 def _object(context: dict, key: str) -> dict:
@@ -125,6 +250,18 @@ def _number(entry: dict, key: str, path: str, index: int, kind=float):
     return value if math.isfinite(value) else None
 
 
+def _workload(entry: dict, path: str, index: int) -> tuple:
+    """(dim, precision, integrator) of an entry; a field it lacks takes SPEC §2's default."""
+    values = []
+    for (name, allowed), default in zip(WORKLOAD_VALUES.items(), DEFAULT_WORKLOAD):
+        value = entry.get(name, default)
+        if isinstance(value, bool) or value not in allowed:
+            raise InputError(f"{path}: benchmarks[{index}].{name} is {value!r}, not one of "
+                             + ", ".join(map(str, allowed)))
+        values.append(value)
+    return tuple(values)
+
+
 def _thresholds(context: dict) -> dict:
     """Verification thresholds of the run, by error field."""
     recorded = _object(_object(context, "matrix"), "verification")
@@ -160,19 +297,21 @@ def read_file(path: str) -> tuple[Source, list[Config]]:
         tuning = entry.get("tuning") or {}
         if not isinstance(tuning, dict):
             raise InputError(f"{path}: benchmarks[{index}].tuning is not an object")
-        key = (entry["variant"], tuple(sorted((k, str(v)) for k, v in tuning.items())),
+        key = (_workload(entry, path, index), entry["variant"], tuple(sorted((k, str(v)) for k, v in tuning.items())),
                int(entry["n"]), int(entry["d"]), _number(entry, "steps", path, index, int) or 0)
         groups.setdefault(key, []).append((index, entry))
     if not groups:
         raise InputError(f"{path}: no nbody benchmark entries (none has a 'variant')")
 
+    build = build_of(context)
     configs = []
-    for (variant, tuning, n, d, steps), entries in groups.items():
-        configs.append(_config(path, context, thresholds, variant, dict(tuning), n, d, steps, entries))
-    return Source(path, context), configs
+    for (workload, variant, tuning, n, d, steps), entries in groups.items():
+        configs.append(_config(path, context, build, thresholds, workload, variant, dict(tuning), n, d, steps,
+                               entries))
+    return Source(path, context, build), configs
 
 
-def _config(path, context, thresholds, variant, tuning, n, d, steps, entries) -> Config:
+def _config(path, context, build, thresholds, workload, variant, tuning, n, d, steps, entries) -> Config:
     first = entries[0][1]
     device, kind = device_of(first, context, path)
     iterations = [(i, e) for i, e in entries if e.get("run_type", "iteration") == "iteration"]
@@ -206,7 +345,7 @@ def _config(path, context, thresholds, variant, tuning, n, d, steps, entries) ->
     errors = [e["error"] for _, e in entries if isinstance(e.get("error"), str) and e["error"]]
     verified_flags = [e["verified"] for _, e in entries if isinstance(e.get("verified"), bool)]
     return Config(
-        source=path, device=device, device_kind=kind, variant=variant,
+        source=path, device=device, device_kind=kind, build=build, workload=workload, variant=variant,
         backend=first.get("backend") or variant.split(".", 1)[0], tuning=tuning, n=n, d=d, steps=steps,
         values=values, verified=all(verified_flags) if verified_flags else None,
         error=errors[0] if errors else None, repetitions=max(1, len(iterations)),
@@ -216,11 +355,15 @@ def _config(path, context, thresholds, variant, tuning, n, d, steps, entries) ->
 
 
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
-    """Every configuration of every file; a later file's configuration replaces an earlier identical one."""
+    """Every configuration of every file; a later file's configuration replaces an earlier identical one
+    (same device, build, workload, variant, tuning, N, D, steps). Each build gets its label."""
     sources, by_key = [], {}
     for path in paths:
         source, configs = read_file(path)
         sources.append(source)
         for c in configs:
-            by_key[(c.device, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps)] = c
+            by_key[(c.device, c.build, c.workload, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps)] = c
+    parts = build_label_parts(s.build for s in sources)
+    for c in by_key.values():
+        c.build_parts = parts[c.build]
     return sources, list(by_key.values())

@@ -7,6 +7,7 @@ here, independently of the tool's own loading code.
 import glob
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ FIXTURES = [str(FIXTURE_DIR / "real_cpu.json"), str(FIXTURE_DIR / "synthetic.jso
 SYNTHETIC_GPU = "Synthetic GPU (plot test fixture)"
 SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 CPUs)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-REL = 5e-4  # the report prints four significant digits
+REL = 5e-3  # the report prints three significant figures
 
 
 def run_tool(*args):
@@ -77,6 +78,28 @@ def number(text: str) -> float:
     return float(text.split()[0])
 
 
+def strip_anchor(text: str) -> str:
+    return re.sub(r'<a id="[^"]*"></a>', "", text)
+
+
+def short_commit(path) -> str:
+    commit = json.loads(Path(path).read_text())["context"]["git_commit"]
+    return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+
+
+def verdict_counts(entries) -> dict:
+    """Configurations verified, failed (verified false or an error) and not verified, from raw entries."""
+    counts = {"verified": 0, "failed": 0, "not verified": 0}
+    for e in entries:
+        if e.get("verified") is False or "error" in e:
+            counts["failed"] += 1
+        elif e.get("verified"):
+            counts["verified"] += 1
+        else:
+            counts["not verified"] += 1
+    return counts
+
+
 class ReportOnFixture(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -100,7 +123,8 @@ class ReportOnFixture(unittest.TestCase):
         self.assertGreaterEqual(len(FIXTURES), 2, "fixture: a real file and the synthetic one")
 
     def test_every_figure_is_written_as_png_and_svg_and_embedded(self):
-        stems = ["time_vs_n", "time_vs_d", "efficiency_vs_n", "thread_scaling", "portability"]
+        stems = ["time_vs_n", "time_vs_d", "efficiency_vs_n", "thread_scaling", "portability_2d_fp32_euler",
+                 "portability_ratio_vs_n"]
         stems += [Path(p).stem for p in glob.glob(str(self.out / "ladder_*.png"))]
         self.assertTrue(any(s.startswith("ladder_cuda_") for s in stems), "no CUDA ladder figure")
         self.assertTrue(any(s.startswith("ladder_openmp_") for s in stems), "no CPU ladder figure")
@@ -122,14 +146,35 @@ class ReportOnFixture(unittest.TestCase):
                     for r in rows}
         measured = {k: e for k, e in self.expected.items() if e.get("verified") and "error" not in e}
         self.assertEqual(set(reported), set(measured))
+        builds = {device_name(e, json.loads(Path(p).read_text())["context"]): short_commit(p)
+                  for p in FIXTURES for e in json.loads(Path(p).read_text())["benchmarks"]}
         for key, e in measured.items():
             r = reported[key]
+            self.assertEqual(r["build"], builds[key[0]], f"{key}: one build per fixture file, named by its commit")
+            self.assertEqual(r["workload"], "2d/fp32/euler", f"{key}: entries without workload fields")
             self.assertClose(r["time per step (s)"], e["time_per_step_s"], f"{key} time")
             self.assertClose(r["interactions/s"], e["interactions_per_second"], f"{key} interactions/s")
             self.assertClose(r["efficiency"], e["efficiency"], f"{key} efficiency")
             self.assertClose(r["upload (s)"], e["upload_s"], f"{key} upload")
             self.assertClose(r["download (s)"], e["download_s"], f"{key} download")
             self.assertEqual(int(r["repetitions"]), e["repetitions"], f"{key} repetitions")
+
+    def test_numbers_in_tables_have_three_significant_figures(self):
+        body = self.report.split("## Appendix C")[0]  # the context appendix lists values as recorded
+        decimals = re.compile(r"^-?(\d+\.\d*|\d+(\.\d*)?e[+-]\d+)$")
+        checked = 0
+        for line in body.splitlines():
+            if not line.startswith("| ") or line.startswith("| file "):
+                continue
+            # cells that start with a number (an error message quoted from the JSON starts with a word)
+            cells = [c for c in line.strip()[1:-1].split(" | ") if c[:1].isdigit() or c[:1] == "-"]
+            for token in " ".join(cells).split():
+                if decimals.match(token):
+                    digits = token.split("e")[0].replace("-", "").replace(".", "").lstrip("0") or "0"
+                    self.assertLessEqual(len(digits), 3, f"{token} in: {line[:120]}")
+                    self.assertTrue(len(digits) == 3 or float(token) == 0, f"{token}: three figures, zeros kept")
+                    checked += 1
+        self.assertGreater(checked, 500)
 
     def test_failed_configurations_are_listed_with_their_error(self):
         rows = parse_table(self.report, "### Failed configurations")
@@ -151,7 +196,7 @@ class ReportOnFixture(unittest.TestCase):
                    "max vel err": ("max_vel_err", "max_vel_err"), "map diff": ("map_diff", "max_map_diff")}
         limits = {v for t in thresholds.values() for v in t.items()}
         for r in rows:
-            key = (r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]))
+            key = (strip_anchor(r["device"]), r["variant"], r["tuning"], int(r["N"]), int(r["D"]))
             e = next(e for k, e in self.expected.items() if k[:5] == key)
             self.assertEqual(r["verdict"], "PASS" if e["verified"] else "FAIL", key)
             for title, (field, limit_key) in columns.items():
@@ -165,7 +210,8 @@ class ReportOnFixture(unittest.TestCase):
         self.assertIn("FAIL", {r["verdict"] for r in rows}, "the fixture's unverified configuration")
         failed = sum(r["verdict"] == "FAIL" for r in rows)
         self.assertEqual({r["verdict"] for r in rows[:failed]}, {"FAIL"}, "failures come first")
-        self.assertIn(f"**{len(rows) - failed} of {len(rows)} configurations PASS, {failed} FAIL.**", self.report)
+        self.assertIn(f"{len(rows)} configurations: {len(rows) - failed} verified, {failed} failed, 0 not verified.",
+                      self.report)
 
     def fastest_times(self, device, variant, tuning=None):
         """(n, d) -> fastest time per step of the variant on the device (over tunings unless given)."""
@@ -176,7 +222,8 @@ class ReportOnFixture(unittest.TestCase):
         return times
 
     def test_cuda_ladder_speedups_are_geometric_means_of_time_ratios(self):
-        rows = parse_table(self.report, f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU}")
+        rows = parse_table(self.report,
+                           f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU} (build unknown)")
         baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos", "block_size=32 map=atomic")
         baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos")
         rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
@@ -219,7 +266,8 @@ class ReportOnFixture(unittest.TestCase):
 
     def test_portability_is_the_harmonic_mean_of_application_efficiencies(self):
         rows = {r["family"]: r for r in parse_table(self.report, "## Performance portability")}
-        problem = next(line for line in self.report.splitlines() if line.startswith("Problem: N = "))
+        problem = next(line for line in self.report.splitlines()
+                       if line.startswith("Workload 2d/fp32/euler. Problem: N = "))
         n = int(problem.split("N = ")[1].split(",")[0])
         d = int(problem.split("D = ")[1].split(";")[0])
         platforms = problem.split("platforms H: ")[1].rstrip(".").split(", ")
@@ -310,8 +358,24 @@ class SmallInput(unittest.TestCase):
             result = run_tool(FIXTURES[0], halved, "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
             report = (Path(tmp) / "out" / "report.md").read_text()
-        self.assertIn("**The results files disagree on a device's FP32 limit**", report)
+        self.assertIn("Note: the results files disagree on the FP32 limit of AMD EPYC (2 CPUs) by 100 % (more than "
+                      "the 1.00 % tolerance)", report)
         self.assertIn(f"in `{halved}`", report)
+        self.assertEqual([line for line in report.splitlines() if "disagree" in line and "**" in line], [],
+                         "a note, not a bold banner")
+
+    def test_a_limit_within_the_tolerance_is_not_flagged(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        document["context"]["host_cpu"]["fp32_interaction_limit"] *= 1.006
+        document["benchmarks"] = [e for e in document["benchmarks"] if e["n"] == 256]
+        with tempfile.TemporaryDirectory() as tmp:
+            close = Path(tmp) / "close.json"
+            close.write_text(json.dumps(document))
+            result = run_tool(FIXTURES[0], close, "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+        self.assertFalse("Note: the results files disagree" in report, "0.6 % is within the 1 % tolerance")
+        self.assertIn("(files within 0.600 %)", report)
 
     def test_portability_problem_can_be_chosen(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -319,6 +383,320 @@ class SmallInput(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr)
             report = (Path(tmp) / "out" / "report.md").read_text()
         self.assertIn("Problem: N = 512, D = 10;", report)
+
+
+def import_tool():
+    """The tool's modules, for the tests that look at figures before they are written."""
+    if str(PLOT_DIR) not in sys.path:
+        sys.path.insert(0, str(PLOT_DIR))
+    from nbodyplot import analysis, figures, report, results
+    return analysis, figures, report, results
+
+
+def write_other_build(directory: Path) -> Path:
+    """real_cpu.json as if from the host-avx512 preset's binary (-march=x86-64-v4, same commit), twice as
+    fast, so that its lines cannot coincide with the original's."""
+    document = json.loads(Path(FIXTURES[0]).read_text())
+    document["context"]["build_flags"] = "CXX (GNU 12.2.0): -march=x86-64-v4 -O3 -DNDEBUG; portable binary OFF"
+    for e in document["benchmarks"]:
+        if "time_per_step_s" in e:
+            e["time_per_step_s"] /= 2
+            e["interactions_per_second"] *= 2
+            e["efficiency"] *= 2
+    path = directory / "real_cpu_x86_64_v4.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def style_clashes(fig) -> list:
+    """Pairs of series in one panel with the same colour, marker and line style (reference lines, such as a
+    limit or the ideal, excluded)."""
+    from matplotlib.colors import to_rgba
+    clashes = []
+    for ax in fig.axes:
+        seen = {}
+        for line in ax.get_lines():
+            if line.get_gid() == "reference" or line.get_label().startswith("_"):
+                continue
+            # Matplotlib has no public getter of a custom dash pattern; two different ones are both "--".
+            dashes = getattr(line, "_unscaled_dash_pattern", None)
+            style = (to_rgba(line.get_color()), line.get_marker(), line.get_linestyle(), str(dashes))
+            if style in seen:
+                clashes.append((ax.get_title(), seen[style], line.get_label()))
+            seen[style] = line.get_label()
+    return clashes
+
+
+def summary_table(report: str, device: str, workload: str = "2d/fp32/euler") -> tuple[str, list[dict]]:
+    """The heading line and the rows of the summary table of a device and workload."""
+    heading = next(line for line in report.splitlines() if line.startswith(f"### {device} (")
+                   and f", {workload} — " in line)
+    return heading, parse_table(report, heading)
+
+
+class Summary(unittest.TestCase):
+    """The report opens with, per device, the best of each model, Kokkos ÷ hand-written and the verification
+    counts; every number equal to one computed here from the fixture JSON."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        result = run_tool(*FIXTURES, "--out", Path(cls.tmp.name) / "report")
+        if result.returncode != 0:
+            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
+        cls.report = (Path(cls.tmp.name) / "report" / "report.md").read_text(encoding="utf-8")
+        cls.expected = expected_configurations()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def best(self, device, prefix, space, problem):
+        """The fastest verified entry of a model (variant prefix, Kokkos space or None) at (n, d)."""
+        entries = [e for (dev, v, _, n, d, _), e in self.expected.items()
+                   if dev == device and v.startswith(prefix + ".") and (v.split("@")[1] if "@" in v else None) == space
+                   and (n, d) == problem and e.get("verified") and "error" not in e]
+        return min(entries, key=lambda e: e["time_per_step_s"]) if entries else None
+
+    def problems(self, device, prefix, space):
+        return {(n, d) for (dev, v, _, n, d, _), e in self.expected.items()
+                if dev == device and v.startswith(prefix + ".") and (v.split("@")[1] if "@" in v else None) == space
+                and e.get("verified") and "error" not in e}
+
+    def check_pair(self, device, hand, hand_prefix, kokkos, space):
+        rows = summary_table(self.report, device)[1]
+        common = self.problems(device, hand_prefix, None) & self.problems(device, "kokkos", space)
+        large = max(common, key=lambda p: (p[0], -p[1]))
+        for problem in (large, (1024, 10)):
+            by_model = {r["model"]: r for r in rows if (int(r["N"]), int(r["D"])) == problem}
+            fast_hand = self.best(device, hand_prefix, None, problem)
+            fast_kokkos = self.best(device, "kokkos", space, problem)
+            for model, e in ((hand, fast_hand), (kokkos, fast_kokkos)):
+                r = by_model[model]
+                self.assertEqual(r["best variant"], e["variant"], f"{device} {model} {problem}")
+                for column, field in (("time per step (s)", "time_per_step_s"),
+                                      ("interactions/s", "interactions_per_second"), ("efficiency", "efficiency")):
+                    self.assertTrue(math.isclose(number(r[column]), e[field], rel_tol=REL),
+                                    f"{device} {model} {problem} {column}: {r[column]} against {e[field]}")
+            ratio = by_model[kokkos]["Kokkos ÷ hand-written"]
+            self.assertTrue(ratio.endswith(f" × {hand}"), ratio)
+            expected = fast_hand["time_per_step_s"] / fast_kokkos["time_per_step_s"]
+            self.assertTrue(math.isclose(number(ratio), expected, rel_tol=REL), f"{ratio} against {expected:.4g}")
+            self.assertEqual(by_model[hand]["Kokkos ÷ hand-written"], "")
+
+    def test_the_summary_comes_first_and_the_first_device_in_30_lines(self):
+        lines = self.report.splitlines()
+        sections = [line for line in lines if line.startswith("## ")]
+        self.assertEqual(sections[0], "## Summary")
+        heading, rows = summary_table(self.report, SYNTHETIC_GPU)
+        first_row_index = lines.index(heading) + 4 + len(rows) - 1
+        self.assertLess(first_row_index, 30, "the GPU's Kokkos ÷ CUDA at large and small N and its verification "
+                                             "count within the first 30 lines")
+
+    def test_kokkos_against_cuda_on_the_gpu(self):
+        self.check_pair(SYNTHETIC_GPU, "CUDA", "cuda", "Kokkos (cuda)", "cuda")
+
+    def test_kokkos_against_openmp_on_the_host(self):
+        self.check_pair(SYNTHETIC_CPU, "OpenMP", "omp", "Kokkos (openmp)", "openmp")
+
+    def test_a_model_without_a_partner_is_shown_at_its_own_largest_n(self):
+        rows = summary_table(self.report, "AMD EPYC (2 CPUs)")[1]
+        largest = max(self.problems("AMD EPYC (2 CPUs)", "serial", None), key=lambda p: (p[0], -p[1]))
+        serial = [r for r in rows if r["model"] == "serial"]
+        self.assertEqual([(int(r["N"]), int(r["D"])) for r in serial], [largest])
+        self.assertEqual(serial[0]["Kokkos ÷ hand-written"], "")
+
+    def test_verification_counts_per_device(self):
+        by_device = {}
+        for key, e in self.expected.items():
+            by_device.setdefault(key[0], []).append(e)
+        for device, entries in by_device.items():
+            counts = verdict_counts(entries)
+            heading = summary_table(self.report, device)[0]
+            self.assertTrue(heading.endswith(f"— {len(entries)} configurations: {counts['verified']} verified, "
+                                             f"{counts['failed']} failed, {counts['not verified']} not verified"),
+                            heading)
+        self.assertGreater(verdict_counts(by_device[SYNTHETIC_GPU])["failed"], 0, "the fixture has failures")
+
+    def test_failures_link_to_their_rows(self):
+        links = re.findall(r"\[([^\]]+)\]\(#(failure-\d+)\)", self.report)
+        failed = {(k[0], k[1], k[3], k[4]) for k, e in self.expected.items()
+                  if e.get("verified") is False or "error" in e}
+        self.assertEqual(len(links), len(failed))
+        rows = parse_table(self.report, "## Verification")
+        for text, anchor in links:
+            row = next(r for r in rows if f'<a id="{anchor}"></a>' in r["device"])
+            self.assertEqual(row["verdict"], "FAIL")
+            variant, n, d = text.split()[:3]
+            self.assertEqual((row["variant"], f"N={row['N']}", f"D={row['D']}"), (variant, n, d))
+            self.assertIn((strip_anchor(row["device"]), variant, int(row["N"]), int(row["D"])), failed)
+
+
+class Builds(unittest.TestCase):
+    """Results of two builds of one variant (here the same file as if from an x86-64-v4 binary) are two
+    series, never one line, and the legend and tables say which is which."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.other = write_other_build(Path(cls.tmp.name))
+        cls.analysis, cls.figures, _, results = import_tool()
+        cls.sources, cls.configs = results.load([FIXTURES[0], str(cls.other)])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_two_builds_of_one_variant_are_two_series(self):
+        panel = self.analysis.sweeps(self.configs, "n")[("AMD EPYC (2 CPUs)", "OpenMP")]
+        simd = {key: line for key, line in panel.items() if key.variant == "omp.simd"}
+        self.assertEqual(sorted(key.build.isa for key in simd), ["-march=x86-64-v4", "default ISA"])
+        for key, line in simd.items():
+            self.assertEqual(len({c.source for c in line}), 1, f"{key}: points of one file (one build) only")
+            self.assertEqual([c.n for c in line], [256, 512, 1024])
+
+    def test_the_legend_says_which_build_is_which(self):
+        fig = self.figures.draw_sweep(self.configs, "n", "time")
+        labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
+        self.assertIn("omp.simd (-march=x86-64-v4)", labels)
+        self.assertIn("omp.simd (default ISA)", labels)
+
+    def test_the_report_keeps_both_builds(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_tool(FIXTURES[0], self.other, "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+        rows = [r for r in parse_table(report, "## All measurements")
+                if (r["variant"], r["N"], r["D"]) == ("omp.simd", "1024", "10")]
+        self.assertEqual(sorted(r["build"] for r in rows), ["-march=x86-64-v4", "default ISA"])
+        fast, slow = sorted(rows, key=lambda r: number(r["time per step (s)"]))
+        self.assertEqual(fast["build"], "-march=x86-64-v4")
+        self.assertIn("### CPU ladder (seed reports 002 and 004) on AMD EPYC (2 CPUs) (build default ISA)", report)
+        self.assertIn("### CPU ladder (seed reports 002 and 004) on AMD EPYC (2 CPUs) (build -march=x86-64-v4)", report)
+
+    def test_one_build_loaded_twice_is_one(self):
+        _, _, _, results = import_tool()
+        once = results.load([FIXTURES[0]])[1]
+        twice = results.load([FIXTURES[0], FIXTURES[0]])[1]
+        self.assertEqual(len(twice), len(once))
+
+
+class Styles(unittest.TestCase):
+    """No two series in one panel share colour, marker and line style."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        other = write_other_build(Path(cls.tmp.name))
+        cls.analysis, cls.figures, _, results = import_tool()
+        cls.inputs = {"fixture": results.load(FIXTURES)[1],
+                      "fixture and a second build": results.load(FIXTURES + [str(other)])[1]}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_no_two_series_in_a_panel_share_colour_and_style(self):
+        import matplotlib.pyplot as plt
+        for name, configs in self.inputs.items():
+            drawn = {"time against N": self.figures.draw_sweep(configs, "n", "time"),
+                     "time against D": self.figures.draw_sweep(configs, "d", "time"),
+                     "efficiency against N": self.figures.draw_sweep(configs, "n", "efficiency"),
+                     "portability ratio": self.figures.draw_portability_ratio(configs),
+                     "thread scaling": self.figures.draw_thread_scaling(configs)}
+            for figure_name, fig in drawn.items():
+                self.assertIsNotNone(fig, f"{name}: no {figure_name} figure")
+                self.assertGreater(sum(len(ax.get_lines()) for ax in fig.axes), 2)
+                self.assertEqual(style_clashes(fig), [], f"{name}, {figure_name}")
+                plt.close(fig)
+
+    def test_the_check_finds_two_series_of_one_style(self):
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots()
+        ax.plot([1, 2], [1, 2], color="tab:blue", marker="o", label="a")
+        ax.plot([1, 2], [2, 3], color="tab:blue", marker="s", label="b")
+        ax.plot([1, 2], [3, 4], color="tab:blue", marker="o", label="c")
+        ax.plot([1, 2], [4, 5], color="tab:blue", marker="o", linestyle=(0, (6, 2, 1, 2)), label="d")
+        ax.plot([1, 2], [5, 6], color="tab:blue", marker="o", linestyle=(0, (7, 2, 1, 2)), label="e")
+        ax.axhline(1.0, color="tab:blue", marker="o", gid="reference", label="limit")
+        self.assertEqual([(a, b) for _, a, b in style_clashes(fig)], [("a", "c")])
+        plt.close(fig)
+
+
+class Formatting(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.report = import_tool()[2]
+
+    def test_three_significant_figures(self):
+        num = self.report.num
+        cases = {0.97491: "0.975", 1.0021: "1.00", 1.0: "1.00", 2.86e12: "2.86e+12", 123456.0: "1.23e+05",
+                 100.0: "100", 479.2: "479", 0.000719: "0.000719", 3.25e-05: "3.25e-05", 0.0: "0.00",
+                 13.949: "13.9", None: "—"}
+        for value, text in cases.items():
+            self.assertEqual(num(value), text, value)
+        self.assertEqual(self.report.percent(0.0006), "0.0600 %")
+
+
+class Workloads(unittest.TestCase):
+    """Entries with `dim`, `precision`, `integrator` (SPEC §2) are their own series and summary table;
+    entries without them are 2d/fp32/euler."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        third = []
+        for e in document["benchmarks"]:
+            copy = dict(e, dim=3, precision="fp64", integrator="leapfrog")
+            if "time_per_step_s" in copy:
+                copy.update(time_per_step_s=e["time_per_step_s"] * 3,
+                            interactions_per_second=e["interactions_per_second"] / 3, efficiency=e["efficiency"] / 3)
+            third.append(copy)
+        document["benchmarks"] += third
+        cls.path = Path(cls.tmp.name) / "two_workloads.json"
+        cls.path.write_text(json.dumps(document))
+        cls.third = third
+        result = run_tool(cls.path, "--out", Path(cls.tmp.name) / "out")
+        if result.returncode != 0:
+            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
+        cls.report_text = (Path(cls.tmp.name) / "out" / "report.md").read_text()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_each_workload_has_its_summary_table(self):
+        for workload, factor in (("2d/fp32/euler", 1), ("3d/fp64/leapfrog", 3)):
+            rows = summary_table(self.report_text, "AMD EPYC (2 CPUs)", workload)[1]
+            simd = next(r for r in rows if r["model"] == "OpenMP" and r["N"] == "1024")
+            fastest = min(e["time_per_step_s"] for (dev, v, _, n, d, _), e in expected_configurations().items()
+                          if dev == "AMD EPYC (2 CPUs)" and v.startswith("omp.") and (n, d) == (1024, 10)
+                          and "time_per_step_s" in e)
+            self.assertTrue(math.isclose(number(simd["time per step (s)"]), fastest * factor, rel_tol=REL), workload)
+
+    def test_each_workload_has_its_portability_table(self):
+        self.assertIn("Workload 2d/fp32/euler. Problem: N = ", self.report_text)
+        self.assertIn("Workload 3d/fp64/leapfrog. Problem: N = ", self.report_text)
+
+    def test_workloads_are_separate_series(self):
+        _, figures, _, results = import_tool()
+        configs = results.load([str(self.path)])[1]
+        fig = figures.draw_sweep(configs, "n", "time")
+        labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
+        self.assertIn("omp.simd (2d/fp32/euler)", labels)
+        self.assertIn("omp.simd (3d/fp64/leapfrog)", labels)
+        self.assertEqual(style_clashes(fig), [])
+
+    def test_an_unknown_workload_value_is_bad_input(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        document["benchmarks"][0]["precision"] = "fp16"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "fp16.json"
+            path.write_text(json.dumps(document))
+            result = run_tool(path, "--out", Path(tmp) / "out")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("benchmarks[0].precision is 'fp16', not one of fp32, fp64", result.stderr)
 
 
 class BadInput(unittest.TestCase):
