@@ -218,15 +218,19 @@ private:
         P sum[Dim];  // lanes = the block's rows
         for (int k = 0; k < Dim; ++k)
             for (std::int64_t r = 0; r < L; ++r) sum[k][r] = row[r][k];
-        const Real* p[Dim];  // not reloaded after the stores
-        for (int k = 0; k < Dim; ++k) p[k] = b.p[k];
+        const Real* p[Dim];  // locals: not reloaded after the stores
+        Real* a[Dim];
+        for (int k = 0; k < Dim; ++k) {
+            p[k] = b.p[k];
+            a[k] = acc[k];
+        }
         const Real* m = b.m;
         std::int64_t j = i0 + L;
         for (; j + L <= n; j += L) {
             Vec<P, Dim> pj, acc_j;
             for (int k = 0; k < Dim; ++k) {
                 pj[k] = load(p[k] + j);
-                acc_j[k] = load(acc[k] + j);
+                acc_j[k] = load(a[k] + j);
             }
             const P mj = load(m + j);
             P on_rows[Dim][L];  // pulls on row r, lanes = the L columns
@@ -239,7 +243,7 @@ private:
                 }
             }
             for (int k = 0; k < Dim; ++k) {
-                store(acc[k] + j, acc_j[k]);
+                store(a[k] + j, acc_j[k]);
                 transpose(on_rows[k]);  // now lanes = rows, one vector per column
                 for (std::int64_t c = 0; c < L; ++c) sum[k] += on_rows[k][c];  // columns j.. in order
             }

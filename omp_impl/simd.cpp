@@ -345,8 +345,30 @@ Isa pick_isa(const std::string& name) {
     throw std::logic_error("omp.simd: isa=" + name + " was not validated");
 }
 
+bool has_float64_estimate(Isa isa) {
+#ifdef NBODY_SIMD_X86
+    if (isa == Isa::avx512) return Avx512Ops<double>::has_estimate;
+    if (isa == Isa::avx2) return Avx2Ops<double>::has_estimate;
+    if (isa == Isa::sse2) return Sse2Ops<double>::has_estimate;
+#endif
+    return ScalarOps<double>::has_estimate;
+}
+
+// The one place the form is chosen (see the file's opening comment): float32 has the estimate and
+// the refined form, float64 the refined form (where the set has a float64 estimate) and the exact.
+template <class Real>
+InvSqrtForm pick_form(Isa isa, bool newton) {
+    if constexpr (std::is_same_v<Real, float>)
+        return newton ? InvSqrtForm::refined : InvSqrtForm::estimate;
+    else
+        return newton && has_float64_estimate(isa) ? InvSqrtForm::refined : InvSqrtForm::exact;
+}
+
+// Whether pick_form can choose Form for this instruction set's operations (only those kernels are
+// compiled).
 template <template <class> class Ops, class Real, InvSqrtForm Form>
-constexpr bool kFormRuns = Form == InvSqrtForm::exact || Ops<Real>::has_estimate;
+constexpr bool kFormRuns = std::is_same_v<Real, float> ? Form != InvSqrtForm::exact
+                                                       : Form == InvSqrtForm::exact || Ops<Real>::has_estimate;
 
 template <class Real, int Dim, InvSqrtForm Form>
 TileKernel<Real> kernel_for(Isa isa) {
@@ -363,25 +385,20 @@ TileKernel<Real> kernel_for(Isa isa) {
     throw std::logic_error("omp.simd: no kernel of this form for the instruction set");
 }
 
-bool has_float64_estimate(Isa isa) {
-#ifdef NBODY_SIMD_X86
-    if (isa == Isa::avx512) return Avx512Ops<double>::has_estimate;
-    if (isa == Isa::avx2) return Avx2Ops<double>::has_estimate;
-    if (isa == Isa::sse2) return Sse2Ops<double>::has_estimate;
-#endif
-    return ScalarOps<double>::has_estimate;
-}
-
-// The form for the precision (see the file's opening comment), then the kernel.
-template <class Real, int Dim>
-TileKernel<Real> pick_kernel(Isa isa, bool newton) {
-    if constexpr (std::is_same_v<Real, float>) {
-        return newton ? kernel_for<float, Dim, InvSqrtForm::refined>(isa)
-                      : kernel_for<float, Dim, InvSqrtForm::estimate>(isa);
-    } else {
-        return newton && has_float64_estimate(isa) ? kernel_for<double, Dim, InvSqrtForm::refined>(isa)
-                                                   : kernel_for<double, Dim, InvSqrtForm::exact>(isa);
-    }
+template <class Real>
+TileKernel<Real> pick_kernel(Isa isa, InvSqrtForm form, int dim) {
+    const auto of_dim = [&]<int Dim>() -> TileKernel<Real> {
+        switch (form) {
+            case InvSqrtForm::estimate:
+                return kernel_for<Real, Dim, InvSqrtForm::estimate>(isa);
+            case InvSqrtForm::refined:
+                return kernel_for<Real, Dim, InvSqrtForm::refined>(isa);
+            case InvSqrtForm::exact:
+                return kernel_for<Real, Dim, InvSqrtForm::exact>(isa);
+        }
+        throw std::logic_error("omp.simd: unknown reciprocal-square-root form");
+    };
+    return dim == 3 ? of_dim.template operator()<3>() : of_dim.template operator()<2>();
 }
 
 template <class T>
@@ -402,9 +419,8 @@ class OmpSimd final : public omp::OmpSimulation<Real> {
 public:
     OmpSimd(const Problem& problem, const TuningValues& tuning)
         : omp::OmpSimulation<Real>(problem, tuning),
-          isa_(pick_isa(tuning.at("isa"))),
-          newton_(tuning.at("newton") == "1"),
-          kernel_(problem.workload.dim == 3 ? pick_kernel<Real, 3>(isa_, newton_) : pick_kernel<Real, 2>(isa_, newton_)),
+          form_(pick_form<Real>(pick_isa(tuning.at("isa")), tuning.at("newton") == "1")),
+          kernel_(pick_kernel<Real>(pick_isa(tuning.at("isa")), form_, problem.workload.dim)),
           j_block_(static_cast<std::size_t>(tuning_int(tuning, "j_block"))),
           n_padded_((problem.n + kPadding - 1) / kPadding * kPadding),
           m_(n_padded_, Real(0)) {
@@ -415,17 +431,13 @@ public:
     }
 
 private:
-    // The refined form's masses are m / (k - 1) (see refined_mass_scale).
-    bool refined() const {
-        return newton_ && (std::is_same_v<Real, float> || has_float64_estimate(isa_));
-    }
-
     void compute_pulls(omp::AxisPulls<Real>& pull) override {
         const BodiesT<Real>& b = this->bodies();
         const int dim = this->dim();
         const auto n = static_cast<std::int64_t>(b.size());
         const auto tiles = static_cast<std::int64_t>(n_padded_ / kTileRows);
-        const Wider<Real> mass_scale = refined() ? refined_mass_scale<Real> : Wider<Real>(1);
+        // The refined form's masses are m / (k - 1) (see refined_mass_scale).
+        const Wider<Real> mass_scale = form_ == InvSqrtForm::refined ? refined_mass_scale<Real> : Wider<Real>(1);
         const PaddedBodies<Real> padded{{p_[0].data(), p_[1].data(), dim == 3 ? p_[2].data() : nullptr}, m_.data(),
                                         n_padded_};
         Real* const padded_pull[3] = {pull_[0].data(), pull_[1].data(), dim == 3 ? pull_[2].data() : nullptr};
@@ -445,9 +457,8 @@ private:
         }
     }
 
-    Isa isa_;
-    bool newton_;
-    TileKernel<Real> kernel_;  // for the problem's dimension, chosen once
+    InvSqrtForm form_;
+    TileKernel<Real> kernel_;  // for the problem's dimension and form_, chosen once
     std::size_t j_block_;
     std::size_t n_padded_;
     AlignedVector<Real> p_[3], m_, pull_[3];  // padded; p_[2], pull_[2] in 3D only
