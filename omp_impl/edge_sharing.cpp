@@ -191,7 +191,8 @@ private:
             for (std::int64_t i = 0; i < n; ++i) {
                 for (int k = 0; k < Dim; ++k) {
                     Real sum = 0;
-                    for (int t = 0; t < thread_count; ++t) sum += thread_pull_[k][static_cast<std::size_t>(t) * stride_ + i];
+                    for (int t = 0; t < thread_count; ++t)
+                        sum += thread_pull_[k][static_cast<std::size_t>(t) * stride_ + i];
                     pull[k][i] = sum;
                 }
             }

@@ -139,7 +139,8 @@ void for_every_workload(Test test) {
 
 TEST(OmpVariants, DeclareEveryWorkload) {
     for (const char* id : kOmpVariants)
-        for (const Workload& w : all_workloads()) EXPECT_TRUE(variant(id).workloads.supports(w)) << id << " " << label(w);
+        for (const Workload& w : all_workloads())
+            EXPECT_TRUE(variant(id).workloads.supports(w)) << id << " " << label(w);
 }
 
 // Every variant, every workload, N = 257 (odd: no lane, block or tile divides it) and 1000,
