@@ -1,18 +1,19 @@
 // omp.edge_sharing: Newton's third law (seed report 004, §5.2.2). Each pair i < j is computed once
-// and applied to both bodies, each weighted by the other's mass. Rows are taken four at a time
-// (a row block); block b holds about 4(N - 4b) pairs, so blocks are dealt out in pairs
-// (b, B-1-b) of equal work, and a static schedule over them gives every thread the same work.
-// Each thread accumulates into its own buffers, merged afterwards in a fixed thread order: no
-// locks, and bit-identical results for a fixed thread count.
+// and applied to both bodies, each weighted by the other's mass. Rows are taken a block at a time
+// (as many rows as vector lanes); block b holds about L(N - Lb) pairs, so blocks are dealt out in
+// pairs (b, B-1-b) of equal work, and a static schedule over them gives every thread the same
+// work. Each thread accumulates into its own buffers, merged afterwards in a fixed thread order:
+// no locks, and bit-identical results for a fixed thread count.
 //
-// Arithmetic (the same as omp.static's, physics.hpp's accumulate_pull): exact 1/sqrt (sqrtps and
-// divps), no estimate; every sum is sequential, one term at a time in a fixed order, never split
-// into partial sums: a row's pull sums its pairs in increasing j, a column's opposite pulls are
-// subtracted row by row. The pair loop is vectorised by hand, 4 lanes (SSE2, the width GCC
-// uses for omp.static in the default build): a block's 4 rows are held in registers, each vector
-// of 4 columns j is loaded once and serves the 4 rows, and the 4 x 4 pulls on the rows are
-// transposed so that each row's sum takes its 4 terms in order in one vector add per column.
-// omp.static's loop (vectorised by GCC) sums one row at a time by extracting the 4 lanes.
+// Arithmetic (the same as omp.static's, physics.hpp's accumulate_pull, in the workload's
+// precision and dimension): exact 1/sqrt (sqrt and division), no estimate; every sum is
+// sequential, one term at a time in a fixed order, never split into partial sums: a row's pull
+// sums its pairs in increasing j, a column's opposite pulls are subtracted row by row. The pair
+// loop is vectorised by hand in one 16-byte vector (SSE2, the width GCC uses for omp.static in
+// the default build): L = 4 lanes of float32 or 2 of float64. A block's L rows are held in
+// registers, each vector of L columns j is loaded once and serves the L rows, and the L x L pulls
+// on the rows are transposed so that each row's sum takes its L terms in order in one vector add
+// per column.
 #include <omp.h>
 
 #include <algorithm>
@@ -27,185 +28,267 @@
 namespace nbody {
 namespace {
 
-constexpr std::size_t kFloatsPerCacheLine = 16;
-constexpr std::int64_t kBlockRows = 4;  // rows per block = vector lanes
+constexpr std::size_t kCacheLineBytes = 64;
 
-using F4 = float __attribute__((vector_size(16)));
+// One 16-byte vector of the precision: 4 float32 or 2 float64 lanes.
+template <class Real>
+struct PackOf;
+template <>
+struct PackOf<float> {
+    using type = float __attribute__((vector_size(16)));
+};
+template <>
+struct PackOf<double> {
+    using type = double __attribute__((vector_size(16)));
+};
+template <class Real>
+using Pack = typename PackOf<Real>::type;
+template <class Real>
+constexpr std::int64_t kLanes = 16 / sizeof(Real);  // rows per block = lanes
 
-F4 splat(float v) { return F4{v, v, v, v}; }
-F4 load4(const float* p) {
-    F4 v;
+template <class Real>
+Pack<Real> splat(Real v) {
+    Pack<Real> p;
+    for (std::int64_t lane = 0; lane < kLanes<Real>; ++lane) p[lane] = v;
+    return p;
+}
+template <class Real>
+Pack<Real> load(const Real* p) {
+    Pack<Real> v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-void store4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
+template <class Real>
+void store(Real* p, Pack<Real> v) {
+    std::memcpy(p, &v, sizeof v);
+}
 
 float exact_inv_sqrt(float v) { return ExactInvSqrt{}(v); }
-F4 exact_inv_sqrt(F4 v) {  // correctly rounded sqrt, then division: ExactInvSqrt per lane
+double exact_inv_sqrt(double v) { return ExactInvSqrt{}(v); }
+// Correctly rounded sqrt, then division: ExactInvSqrt per lane.
+Pack<float> exact_inv_sqrt(Pack<float> v) {
 #if defined(__SSE2__)
-    return F4(_mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(__m128(v))));
+    return Pack<float>(_mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(__m128(v))));
 #else
-    F4 r;
-    for (int lane = 0; lane < 4; ++lane) r[lane] = ExactInvSqrt{}(v[lane]);
-    return r;
+    for (int lane = 0; lane < 4; ++lane) v[lane] = ExactInvSqrt{}(v[lane]);
+    return v;
+#endif
+}
+Pack<double> exact_inv_sqrt(Pack<double> v) {
+#if defined(__SSE2__)
+    return Pack<double>(_mm_div_pd(_mm_set1_pd(1.0), _mm_sqrt_pd(__m128d(v))));
+#else
+    for (int lane = 0; lane < 2; ++lane) v[lane] = ExactInvSqrt{}(v[lane]);
+    return v;
 #endif
 }
 
-// The pair (i, j), written once for scalars and 4-lane vectors: the pull of j on i (on_i * d,
-// into pull_i) and of i on j with the sign left to the caller (on_j * d, into pull_j). The factor
-// |d|^-3 is shared; the operations are physics.hpp's accumulate_pull's.
-template <class T>
-void pair_pulls(T xi, T yi, T mi, T xj, T yj, T mj, T eps2, T& pull_i_x, T& pull_i_y, T& pull_j_x, T& pull_j_y) {
-    const T dx = xj - xi;
-    const T dy = yj - yi;
-    const T r2 = dx * dx + (dy * dy + eps2);
+// The pair (i, j), written once for scalars and vectors of either precision and for 2D and 3D:
+// the pull of j on i (into pull_i) and of i on j with the sign left to the caller (into pull_j).
+// The factor |d|^-3 is shared; the operations are physics.hpp's accumulate_pull's, in its order.
+template <int Dim, class T>
+void pair_pulls(const Vec<T, Dim>& pi, T mi, const Vec<T, Dim>& pj, T mj, T eps2, Vec<T, Dim>& pull_i,
+                Vec<T, Dim>& pull_j) {
+    T d[Dim];
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) d[k] = pj[k] - pi[k];
+    T r2 = eps2;
+NBODY_UNROLL_AXES
+    for (int k = Dim - 1; k >= 0; --k) r2 = d[k] * d[k] + r2;
     const T inv_r = exact_inv_sqrt(r2);
     const T inv_r3 = inv_r * inv_r * inv_r;
     const T on_i = mj * inv_r3;
     const T on_j = mi * inv_r3;
-    pull_i_x = on_i * dx;
-    pull_i_y = on_i * dy;
-    pull_j_x = on_j * dx;
-    pull_j_y = on_j * dy;
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) {
+        pull_i[k] = on_i * d[k];
+        pull_j[k] = on_j * d[k];
+    }
 }
 
-// Rows a, b, c, d (lanes = 4 columns) to columns (lanes = the 4 rows): 8 shuffles.
-void transpose(F4& a, F4& b, F4& c, F4& d) {
-    const F4 ab_lo = __builtin_shufflevector(a, b, 0, 4, 1, 5);
-    const F4 ab_hi = __builtin_shufflevector(a, b, 2, 6, 3, 7);
-    const F4 cd_lo = __builtin_shufflevector(c, d, 0, 4, 1, 5);
-    const F4 cd_hi = __builtin_shufflevector(c, d, 2, 6, 3, 7);
-    a = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 4, 5);
-    b = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 6, 7);
-    c = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 4, 5);
-    d = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 6, 7);
+// Rows (lanes = columns) to columns (lanes = rows), in place.
+void transpose(Pack<float> (&m)[4]) {  // 8 shuffles
+    const Pack<float> ab_lo = __builtin_shufflevector(m[0], m[1], 0, 4, 1, 5);
+    const Pack<float> ab_hi = __builtin_shufflevector(m[0], m[1], 2, 6, 3, 7);
+    const Pack<float> cd_lo = __builtin_shufflevector(m[2], m[3], 0, 4, 1, 5);
+    const Pack<float> cd_hi = __builtin_shufflevector(m[2], m[3], 2, 6, 3, 7);
+    m[0] = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 4, 5);
+    m[1] = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 6, 7);
+    m[2] = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 4, 5);
+    m[3] = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 6, 7);
+}
+void transpose(Pack<double> (&m)[2]) {  // 2 shuffles
+    const Pack<double> lo = __builtin_shufflevector(m[0], m[1], 0, 2);
+    const Pack<double> hi = __builtin_shufflevector(m[0], m[1], 1, 3);
+    m[0] = lo;
+    m[1] = hi;
 }
 
-class OmpEdgeSharing final : public omp::OmpSimulation {
+// The step's snapshot: positions per axis and masses.
+template <class Real>
+struct Snapshot {
+    const Real* p[3];
+    const Real* m;
+    std::int64_t n;
+
+    template <int Dim>
+    Vec<Real, Dim> position(std::int64_t i) const {
+        Vec<Real, Dim> v;
+        for (int k = 0; k < Dim; ++k) v[k] = p[k][i];
+        return v;
+    }
+};
+
+template <class Real>
+class OmpEdgeSharing final : public omp::OmpSimulation<Real> {
 public:
     OmpEdgeSharing(const Problem& problem, const TuningValues& tuning)
-        : OmpSimulation(problem, tuning),
-          stride_((problem.n + kFloatsPerCacheLine - 1) / kFloatsPerCacheLine * kFloatsPerCacheLine),
-          thread_ax_(stride_ * static_cast<std::size_t>(threads())),
-          thread_ay_(stride_ * static_cast<std::size_t>(threads())) {}
+        : omp::OmpSimulation<Real>(problem, tuning),
+          stride_((problem.n + kRealsPerCacheLine - 1) / kRealsPerCacheLine * kRealsPerCacheLine) {
+        for (int k = 0; k < problem.workload.dim; ++k)
+            thread_pull_[k].resize(stride_ * static_cast<std::size_t>(this->threads()));
+    }
 
 private:
-    void compute_pulls(std::vector<float>& ax, std::vector<float>& ay) override {
-        const Bodies& b = bodies();
-        const auto n = static_cast<std::int64_t>(b.size());
-        const std::int64_t blocks = n / kBlockRows;  // full blocks; the last N mod 4 rows go alone
+    static constexpr std::size_t kRealsPerCacheLine = kCacheLineBytes / sizeof(Real);
+    static constexpr std::int64_t L = kLanes<Real>;
+    using P = Pack<Real>;
+
+    void compute_pulls(omp::AxisPulls<Real>& pull) override {
+        if (this->dim() == 3)
+            pulls_of<3>(pull);
+        else
+            pulls_of<2>(pull);
+    }
+
+    template <int Dim>
+    void pulls_of(omp::AxisPulls<Real>& pull) {
+        const BodiesT<Real>& b = this->bodies();
+        const Snapshot<Real> snap{{b.x.data(), b.y.data(), Dim == 3 ? b.z.data() : nullptr}, b.m.data(),
+                                  static_cast<std::int64_t>(b.size())};
+        const std::int64_t n = snap.n;
+        const std::int64_t blocks = n / L;                  // full blocks; the last N mod L rows go alone
         const std::int64_t block_pairs = (blocks + 1) / 2;  // the middle block of an odd count alone
-        const int thread_count = threads();
+        const int thread_count = this->threads();
 #pragma omp parallel num_threads(thread_count)
         {
             const std::size_t offset = static_cast<std::size_t>(omp_get_thread_num()) * stride_;
-            float* my_ax = thread_ax_.data() + offset;
-            float* my_ay = thread_ay_.data() + offset;
-            for (std::int64_t i = 0; i < n; ++i) my_ax[i] = my_ay[i] = 0.0f;
+            Real* mine[Dim];
+            for (int k = 0; k < Dim; ++k) {
+                mine[k] = thread_pull_[k].data() + offset;
+                std::fill(mine[k], mine[k] + n, Real(0));
+            }
 #pragma omp for schedule(static)
             for (std::int64_t k = 0; k < std::max<std::int64_t>(block_pairs, 1); ++k) {
                 if (k < block_pairs) {
-                    add_block_pulls(b, k * kBlockRows, my_ax, my_ay);
-                    if (blocks - 1 - k != k) add_block_pulls(b, (blocks - 1 - k) * kBlockRows, my_ax, my_ay);
+                    add_block_pulls<Dim>(snap, k * L, mine);
+                    if (blocks - 1 - k != k) add_block_pulls<Dim>(snap, (blocks - 1 - k) * L, mine);
                 }
-                if (k == 0)  // the last rows (fewer than 4 pairs each)
-                    for (std::int64_t i = blocks * kBlockRows; i < n; ++i) add_row_pulls(b, i, my_ax, my_ay);
+                if (k == 0)  // the last rows (fewer than L pairs each)
+                    for (std::int64_t i = blocks * L; i < n; ++i) add_row_pulls<Dim>(snap, i, mine);
             }
 #pragma omp for schedule(static)
             for (std::int64_t i = 0; i < n; ++i) {
-                float sum_x = 0.0f, sum_y = 0.0f;
-                for (int t = 0; t < thread_count; ++t) {
-                    sum_x += thread_ax_[static_cast<std::size_t>(t) * stride_ + i];
-                    sum_y += thread_ay_[static_cast<std::size_t>(t) * stride_ + i];
+                for (int k = 0; k < Dim; ++k) {
+                    Real sum = 0;
+                    for (int t = 0; t < thread_count; ++t)
+                        sum += thread_pull_[k][static_cast<std::size_t>(t) * stride_ + i];
+                    pull[k][i] = sum;
                 }
-                ax[i] = sum_x;
-                ay[i] = sum_y;
             }
         }
     }
 
-    // The pairs (i, j > i) of rows i0..i0+3: the pulls on the rows summed per row in increasing j
-    // and added to (ax[i], ay[i]) at the end; the opposite pulls subtracted from (ax[j], ay[j])
-    // row by row.
-    void add_block_pulls(const Bodies& b, std::int64_t i0, float* ax, float* ay) const {
-        const float eps2 = static_cast<float>(problem().constants.eps2());
-        const auto n = static_cast<std::int64_t>(b.size());
-        float row_x[kBlockRows] = {}, row_y[kBlockRows] = {};
+    // The pairs (i, j > i) of rows i0..i0+L-1: the pulls on the rows summed per row in increasing
+    // j and added to acc[.][i] at the end; the opposite pulls subtracted from acc[.][j] row by row.
+    template <int Dim>
+    void add_block_pulls(const Snapshot<Real>& b, std::int64_t i0, Real* const (&acc)[Dim]) const {
+        const Real eps2 = this->eps2();
+        const std::int64_t n = b.n;
+        Vec<Real, Dim> row[L] = {};
         // Pairs inside the block first (their j are the smallest).
-        for (std::int64_t r = 0; r < kBlockRows; ++r)
-            for (std::int64_t j = i0 + r + 1; j < i0 + kBlockRows; ++j)
-                add_pair(b, i0 + r, j, eps2, row_x[r], row_y[r], ax, ay);
-        F4 xi[kBlockRows], yi[kBlockRows], mi[kBlockRows];
-        for (std::int64_t r = 0; r < kBlockRows; ++r) {
-            xi[r] = splat(b.x[i0 + r]);
-            yi[r] = splat(b.y[i0 + r]);
+        for (std::int64_t r = 0; r < L; ++r)
+            for (std::int64_t j = i0 + r + 1; j < i0 + L; ++j) add_pair<Dim>(b, i0 + r, j, eps2, row[r], acc);
+        Vec<P, Dim> pi[L];
+        P mi[L];
+        for (std::int64_t r = 0; r < L; ++r) {
+            for (int k = 0; k < Dim; ++k) pi[r][k] = splat(b.p[k][i0 + r]);
             mi[r] = splat(b.m[i0 + r]);
         }
-        const F4 eps2v = splat(eps2);
-        F4 sum_x = load4(row_x), sum_y = load4(row_y);  // lanes = the block's rows
-        const float *x = b.x.data(), *y = b.y.data(), *m = b.m.data();  // not reloaded after the stores
-        std::int64_t j = i0 + kBlockRows;
-        for (; j + 4 <= n; j += 4) {
-            const F4 xj = load4(x + j), yj = load4(y + j), mj = load4(m + j);
-            F4 ax_j = load4(ax + j), ay_j = load4(ay + j);
-            F4 pull_x[kBlockRows], pull_y[kBlockRows];  // pulls on row r, lanes = the 4 columns
-            for (std::int64_t r = 0; r < kBlockRows; ++r) {
-                F4 on_j_x, on_j_y;
-                pair_pulls(xi[r], yi[r], mi[r], xj, yj, mj, eps2v, pull_x[r], pull_y[r], on_j_x, on_j_y);
-                ax_j -= on_j_x;
-                ay_j -= on_j_y;
+        const P eps2v = splat(eps2);
+        P sum[Dim];  // lanes = the block's rows
+        for (int k = 0; k < Dim; ++k)
+            for (std::int64_t r = 0; r < L; ++r) sum[k][r] = row[r][k];
+        const Real* p[Dim];  // locals: not reloaded after the stores
+        Real* a[Dim];
+        for (int k = 0; k < Dim; ++k) {
+            p[k] = b.p[k];
+            a[k] = acc[k];
+        }
+        const Real* m = b.m;
+        std::int64_t j = i0 + L;
+        for (; j + L <= n; j += L) {
+            Vec<P, Dim> pj, acc_j;
+            for (int k = 0; k < Dim; ++k) {
+                pj[k] = load(p[k] + j);
+                acc_j[k] = load(a[k] + j);
             }
-            store4(ax + j, ax_j);
-            store4(ay + j, ay_j);
-            transpose(pull_x[0], pull_x[1], pull_x[2], pull_x[3]);  // now lanes = rows, one per column
-            transpose(pull_y[0], pull_y[1], pull_y[2], pull_y[3]);
-            for (std::int64_t c = 0; c < 4; ++c) {  // columns j..j+3 in order
-                sum_x += pull_x[c];
-                sum_y += pull_y[c];
+            const P mj = load(m + j);
+            P on_rows[Dim][L];  // pulls on row r, lanes = the L columns
+            for (std::int64_t r = 0; r < L; ++r) {
+                Vec<P, Dim> on_i, on_j;
+                pair_pulls<Dim>(pi[r], mi[r], pj, mj, eps2v, on_i, on_j);
+                for (int k = 0; k < Dim; ++k) {
+                    on_rows[k][r] = on_i[k];
+                    acc_j[k] -= on_j[k];
+                }
+            }
+            for (int k = 0; k < Dim; ++k) {
+                store(a[k] + j, acc_j[k]);
+                transpose(on_rows[k]);  // now lanes = rows, one vector per column
+                for (std::int64_t c = 0; c < L; ++c) sum[k] += on_rows[k][c];  // columns j.. in order
             }
         }
-        store4(row_x, sum_x);
-        store4(row_y, sum_y);
-        for (; j < n; ++j)  // the last N mod 4 columns
-            for (std::int64_t r = 0; r < kBlockRows; ++r) add_pair(b, i0 + r, j, eps2, row_x[r], row_y[r], ax, ay);
-        for (std::int64_t r = 0; r < kBlockRows; ++r) {
-            ax[i0 + r] += row_x[r];
-            ay[i0 + r] += row_y[r];
+        for (std::int64_t r = 0; r < L; ++r)
+            for (int k = 0; k < Dim; ++k) row[r][k] = sum[k][r];
+        for (; j < n; ++j)  // the last N mod L columns
+            for (std::int64_t r = 0; r < L; ++r) add_pair<Dim>(b, i0 + r, j, eps2, row[r], acc);
+        for (std::int64_t r = 0; r < L; ++r)
+            for (int k = 0; k < Dim; ++k) acc[k][i0 + r] += row[r][k];
+    }
+
+    // The pairs (i, j > i) of one row, for the last N mod L rows.
+    template <int Dim>
+    void add_row_pulls(const Snapshot<Real>& b, std::int64_t i, Real* const (&acc)[Dim]) const {
+        const Real eps2 = this->eps2();
+        Vec<Real, Dim> sum{};
+        for (std::int64_t j = i + 1; j < b.n; ++j) add_pair<Dim>(b, i, j, eps2, sum, acc);
+        for (int k = 0; k < Dim; ++k) acc[k][i] += sum[k];
+    }
+
+    // One scalar pair: the pull on i added to `sum`, the opposite one on j subtracted from acc.
+    template <int Dim>
+    static void add_pair(const Snapshot<Real>& b, std::int64_t i, std::int64_t j, Real eps2, Vec<Real, Dim>& sum,
+                         Real* const (&acc)[Dim]) {
+        Vec<Real, Dim> on_i, on_j;
+        pair_pulls<Dim>(b.template position<Dim>(i), b.m[i], b.template position<Dim>(j), b.m[j], eps2, on_i, on_j);
+        for (int k = 0; k < Dim; ++k) {
+            sum[k] += on_i[k];
+            acc[k][j] -= on_j[k];
         }
-    }
-
-    // The pairs (i, j > i) of one row, for the last N mod 4 rows.
-    void add_row_pulls(const Bodies& b, std::int64_t i, float* ax, float* ay) const {
-        const float eps2 = static_cast<float>(problem().constants.eps2());
-        const auto n = static_cast<std::int64_t>(b.size());
-        float sum_x = 0.0f, sum_y = 0.0f;
-        for (std::int64_t j = i + 1; j < n; ++j) add_pair(b, i, j, eps2, sum_x, sum_y, ax, ay);
-        ax[i] += sum_x;
-        ay[i] += sum_y;
-    }
-
-    // One scalar pair: the pull on i added to (sum_x, sum_y), the opposite one on j subtracted.
-    static void add_pair(const Bodies& b, std::int64_t i, std::int64_t j, float eps2, float& sum_x, float& sum_y,
-                         float* ax, float* ay) {
-        float pull_i_x, pull_i_y, pull_j_x, pull_j_y;
-        pair_pulls(b.x[i], b.y[i], b.m[i], b.x[j], b.y[j], b.m[j], eps2, pull_i_x, pull_i_y, pull_j_x, pull_j_y);
-        sum_x += pull_i_x;
-        sum_y += pull_i_y;
-        ax[j] -= pull_j_x;
-        ay[j] -= pull_j_y;
     }
 
     std::size_t stride_;  // per-thread buffer length, N rounded up to a cache line
-    std::vector<float> thread_ax_, thread_ay_;
+    omp::AxisPulls<Real> thread_pull_;  // per axis: threads x stride_
 };
 
 }  // namespace
 
 void register_omp_edge_sharing(Registry& registry) {
     omp::add_omp_variant<OmpEdgeSharing>(registry, "omp.edge_sharing",
-                                         "each pair once, applied to both bodies; blocks of 4 rows, hand-vectorised "
-                                         "4 lanes, exact 1/sqrt, sequential sums; heavy and light blocks paired; "
-                                         "per-thread buffers merged without locks (seed 004)");
+                                         "each pair once, applied to both bodies; blocks of rows, hand-vectorised in "
+                                         "16-byte vectors, exact 1/sqrt, sequential sums; heavy and light blocks "
+                                         "paired; per-thread buffers merged without locks (seed 004)");
 }
 
 }  // namespace nbody

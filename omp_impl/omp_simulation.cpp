@@ -11,8 +11,8 @@ namespace nbody::omp {
 namespace {
 
 // map=auto picks private histograms while all threads' copies stay this small: they are zeroed
-// and merged every step, so their traffic grows with threads x D^2. On 16 threads they tied or
-// won up to D = 1000 (64 MiB) and lost 2.5x at D = 3000 (docs/performance-openmp.md).
+// and merged every step, so their traffic grows with threads x D^2 (the threshold is measured in
+// docs/performance-openmp.md, "Change 3: map=auto threshold").
 constexpr std::size_t kAutoPrivateMapBytes = std::size_t{64} << 20;
 // map=private refuses sizes whose per-thread copies alone would exhaust a workstation's memory.
 constexpr std::size_t kMaxPrivateMapBytes = std::size_t{4} << 30;
@@ -51,13 +51,13 @@ std::vector<TuningParameter> common_tunings() {
     };
 }
 
-OmpSimulation::OmpSimulation(const Problem& problem, const TuningValues& tuning)
+template <class Real>
+OmpSimulation<Real>::OmpSimulation(const Problem& problem, const TuningValues& tuning)
     : problem_(problem),
       threads_(static_cast<int>(tuning_int(tuning, "threads"))),
       map_strategy_(pick_map_strategy(tuning.at("map"), static_cast<std::size_t>(problem.d) * problem.d, threads_)),
-      ax_(problem.n),
-      ay_(problem.n),
       map_(static_cast<std::size_t>(problem.d) * problem.d) {
+    for (int k = 0; k < problem.workload.dim; ++k) pull_[k].assign(problem.n, Real(0));
     const std::size_t cells = map_.size();
     if (map_strategy_ == MapStrategy::private_histograms) {
         count_stride_ = (cells + kCountsPerCacheLine - 1) / kCountsPerCacheLine * kCountsPerCacheLine;
@@ -67,35 +67,91 @@ OmpSimulation::OmpSimulation(const Problem& problem, const TuningValues& tuning)
     }
 }
 
-void OmpSimulation::upload(const Bodies& initial) {
+template <class Real>
+void OmpSimulation<Real>::upload(const BodiesT<Real>& initial) {
     bodies_ = initial;
-    integrate_and_map(false);
+    if (needs_initial_pull(problem_.workload.integrator)) compute_pulls(pull_);
+    if (dim() == 3)
+        advance_after_force_and_map<3>(false);
+    else
+        advance_after_force_and_map<2>(false);
 }
 
-void OmpSimulation::advance(int steps) {
+template <class Real>
+void OmpSimulation<Real>::advance(int steps) {
     for (int s = 0; s < steps; ++s) {
-        compute_pulls(ax_, ay_);
-        integrate_and_map(true);
+        if (dim() == 3)
+            step<3>();
+        else
+            step<2>();
     }
 }
 
-void OmpSimulation::download(Bodies& state, std::vector<float>& activity_map) {
+template <class Real>
+void OmpSimulation<Real>::download(BodiesT<Real>& state, std::vector<float>& activity_map) {
     state = bodies_;
     activity_map = map_;
 }
 
-void OmpSimulation::integrate_and_map(bool integrate) {
+template <class Real>
+template <int Dim>
+void OmpSimulation<Real>::step() {
+    advance_before_force_all<Dim>();
+    compute_pulls(pull_);
+    advance_after_force_and_map<Dim>(true);
+}
+
+template <class Real>
+template <int Dim>
+void OmpSimulation<Real>::advance_before_force_all() {
+    const Integrator integrator = problem_.workload.integrator;
+    if (integrator == Integrator::euler) return;  // nothing before the force
+    const auto n = static_cast<std::int64_t>(bodies_.size());
+    const Real G = static_cast<Real>(problem_.constants.G);
+    const Real dt = static_cast<Real>(problem_.constants.dt);
+    Real* p[Dim];
+    Real* v[Dim];
+    const Real* a[Dim];
+    for (int k = 0; k < Dim; ++k) {
+        p[k] = bodies_.position(k).data();
+        v[k] = bodies_.velocity(k).data();
+        a[k] = pull_[k].data();
+    }
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t i = 0; i < n; ++i) {
+        Vec<Real, Dim> pi, vi, ai;
+        for (int k = 0; k < Dim; ++k) {
+            pi[k] = p[k][i];
+            vi[k] = v[k][i];
+            ai[k] = a[k][i];
+        }
+        advance_before_force(integrator, pi, vi, ai, G, dt);
+        for (int k = 0; k < Dim; ++k) {
+            p[k][i] = pi[k];
+            v[k][i] = vi[k];
+        }
+    }
+}
+
+template <class Real>
+template <int Dim>
+void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
+    const Integrator integrator = problem_.workload.integrator;
     const auto n = static_cast<std::int64_t>(bodies_.size());
     const auto cells = static_cast<std::int64_t>(map_.size());
     const int d = problem_.d;
-    const float G = static_cast<float>(problem_.constants.G);
-    const float dt = static_cast<float>(problem_.constants.dt);
+    const Real G = static_cast<Real>(problem_.constants.G);
+    const Real dt = static_cast<Real>(problem_.constants.dt);
     const float scale = activity_scale(bodies_.size(), d);
     const bool use_private = map_strategy_ == MapStrategy::private_histograms;
-    float* x = bodies_.x.data();
-    float* y = bodies_.y.data();
-    float* vx = bodies_.vx.data();
-    float* vy = bodies_.vy.data();
+    Real* p[Dim];
+    Real* v[Dim];
+    const Real* a[Dim];
+    for (int k = 0; k < Dim; ++k) {
+        p[k] = bodies_.position(k).data();
+        v[k] = bodies_.velocity(k).data();
+        a[k] = pull_[k].data();
+    }
     std::int32_t* counts = counts_.data();
 
 #pragma omp parallel num_threads(threads_)
@@ -108,8 +164,20 @@ void OmpSimulation::integrate_and_map(bool integrate) {
         }
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < n; ++i) {
-            if (integrate) integrate_body(x[i], y[i], vx[i], vy[i], ax_[i], ay_[i], G, dt);
-            const int cell = activity_cell(x[i], y[i], d);
+            if (integrate) {
+                Vec<Real, Dim> pi, vi, ai;
+                for (int k = 0; k < Dim; ++k) {
+                    pi[k] = p[k][i];
+                    vi[k] = v[k][i];
+                    ai[k] = a[k][i];
+                }
+                advance_after_force(integrator, pi, vi, ai, G, dt);
+                for (int k = 0; k < Dim; ++k) {
+                    p[k][i] = pi[k];
+                    v[k][i] = vi[k];
+                }
+            }
+            const int cell = activity_cell(p[0][i], p[1][i], d);
             if (cell < 0) continue;
             if (use_private) {
                 ++mine[cell];
@@ -132,5 +200,8 @@ void OmpSimulation::integrate_and_map(bool integrate) {
         }
     }
 }
+
+template class OmpSimulation<float>;
+template class OmpSimulation<double>;
 
 }  // namespace nbody::omp

@@ -1,7 +1,9 @@
 #pragma once
-// What the OpenMP variants share: the `threads` and `map` tunings and a Simulation that owns the
-// host state, integrates and builds the activity map each step. A variant supplies only its pull
-// computation (one file per variant).
+// What the OpenMP variants share: the `threads` and `map` tunings and a Simulation, templated on
+// the workload's precision, that owns the host state, advances it with physics.hpp's integrator
+// halves and builds the activity map each step. A variant supplies only its pull computation (one
+// file per variant); every variant runs every workload (SPEC §2).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,40 +23,62 @@ enum class MapStrategy {
 // The tunings every OpenMP variant has: threads (1..omp_get_num_procs()) and map.
 std::vector<TuningParameter> common_tunings();
 
-class OmpSimulation : public Simulation {
+// Pulls (without G) of every body, one array per axis: pull[k][i]; pull[2] is empty in 2D.
+template <class Real>
+using AxisPulls = std::array<std::vector<Real>, 3>;
+
+template <class Real>
+class OmpSimulation : public SimulationOf<Real> {
 public:
     // UsageError when map=private would need more than a few GiB of per-thread histograms.
     OmpSimulation(const Problem& problem, const TuningValues& tuning);
 
-    void upload(const Bodies& initial) final;
+    using SimulationOf<Real>::upload;
+    using SimulationOf<Real>::download;
+    // Leapfrog computes the pull of the initial positions here (needs_initial_pull).
+    void upload(const BodiesT<Real>& initial) final;
     void advance(int steps) final;
-    void download(Bodies& state, std::vector<float>& activity_map) final;
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) final;
 
 protected:
     // Sum of pulls without G (physics.hpp's accumulate_pull) on every body from the positions of
-    // bodies(), which stay unchanged during the call (the step's snapshot).
-    virtual void compute_pulls(std::vector<float>& ax, std::vector<float>& ay) = 0;
+    // bodies(), which stay unchanged during the call (the step's snapshot). A variant dispatches
+    // on dim() to its kernel for that dimension.
+    virtual void compute_pulls(AxisPulls<Real>& pull) = 0;
 
-    const Bodies& bodies() const { return bodies_; }
+    const BodiesT<Real>& bodies() const { return bodies_; }
     const Problem& problem() const { return problem_; }
+    int dim() const { return problem_.workload.dim; }
+    Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
     int threads() const { return threads_; }
 
 private:
-    // Integrates every body with (ax_, ay_) when `integrate`, then rebuilds the map.
-    void integrate_and_map(bool integrate);
+    template <int Dim>
+    void step();
+    // Leapfrog's opening half kick and drift on every body (Euler: nothing).
+    template <int Dim>
+    void advance_before_force_all();
+    // advance_after_force on every body when `integrate`, then the map of the new positions.
+    template <int Dim>
+    void advance_after_force_and_map(bool integrate);
 
     Problem problem_;
     int threads_;
     MapStrategy map_strategy_;
-    Bodies bodies_;
-    std::vector<float> ax_, ay_, map_;
+    BodiesT<Real> bodies_;
+    AxisPulls<Real> pull_;
+    std::vector<float> map_;
     std::vector<std::int32_t> counts_;  // atomic: cells; private: threads x padded cells
     std::size_t count_stride_ = 0;      // private: cells rounded up to a cache line
 };
 
-// Registers `Variant` (an OmpSimulation constructed from (Problem, TuningValues)) as a CPU variant
-// of the omp backend on the openmp execution space.
-template <class Variant>
+extern template class OmpSimulation<float>;
+extern template class OmpSimulation<double>;
+
+// Registers `Variant<Real>` (an OmpSimulation<Real> constructed from (Problem, TuningValues)) as
+// a CPU variant of the omp backend on the openmp execution space, running every workload:
+// `create` picks the precision once.
+template <template <class> class Variant>
 void add_omp_variant(Registry& registry, std::string id, std::string description,
                      std::vector<TuningParameter> tunings = common_tunings()) {
     registry.add({.id = std::move(id),
@@ -64,9 +88,11 @@ void add_omp_variant(Registry& registry, std::string id, std::string description
                   .tunings = std::move(tunings),
                   .max_n = 0,
                   .runs_on_gpu = false,
+                  .workloads = WorkloadSupport::every(),
                   .availability = {},
                   .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                      return std::make_unique<Variant>(p, t);
+                      if (p.workload.precision == Precision::fp64) return std::make_unique<Variant<double>>(p, t);
+                      return std::make_unique<Variant<float>>(p, t);
                   }});
 }
 

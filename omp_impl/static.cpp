@@ -1,22 +1,37 @@
 // omp.static: one body per iteration of a schedule(static) loop (seed report 002's OpenMP
-// approach), each pull summed over all j with the reference arithmetic from the step's snapshot.
+// approach), each pull summed over all j with the reference's host_pull_on from the step's
+// snapshot: the same arithmetic and order as serial.reference in every workload.
 #include "nbody/reference.hpp"
 #include "omp_simulation.hpp"
 
 namespace nbody {
 namespace {
 
-class OmpStatic final : public omp::OmpSimulation {
+template <class Real>
+class OmpStatic final : public omp::OmpSimulation<Real> {
 public:
-    using OmpSimulation::OmpSimulation;
+    using omp::OmpSimulation<Real>::OmpSimulation;
 
 private:
-    void compute_pulls(std::vector<float>& ax, std::vector<float>& ay) override {
-        const Bodies& b = bodies();
+    void compute_pulls(omp::AxisPulls<Real>& pull) override {
+        if (this->dim() == 3)
+            pulls_of<3>(pull);
+        else
+            pulls_of<2>(pull);
+    }
+
+    template <int Dim>
+    void pulls_of(omp::AxisPulls<Real>& pull) const {
+        const BodiesT<Real>& b = this->bodies();
         const auto n = static_cast<std::int64_t>(b.size());
-        const float eps2 = static_cast<float>(problem().constants.eps2());
-#pragma omp parallel for schedule(static) num_threads(threads())
-        for (std::int64_t i = 0; i < n; ++i) host_pull_on(b, static_cast<std::size_t>(i), eps2, ax[i], ay[i]);
+        const Real eps2 = this->eps2();
+        Real* out[Dim];
+        for (int k = 0; k < Dim; ++k) out[k] = pull[k].data();
+#pragma omp parallel for schedule(static) num_threads(this->threads())
+        for (std::int64_t i = 0; i < n; ++i) {
+            const Vec<Real, Dim> sum = host_pull_on<Dim>(b, static_cast<std::size_t>(i), eps2);
+            for (int k = 0; k < Dim; ++k) out[k][i] = sum[k];
+        }
     }
 };
 
