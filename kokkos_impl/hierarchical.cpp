@@ -1,6 +1,6 @@
 // kokkos.hierarchical: Kokkos' three-level mapping. A team owns team_size bodies (TeamThreadRange,
 // one per thread), and the vector lanes of each thread split the sum over j (ThreadVectorRange
-// parallel_reduce of the two pull components). On the GPU a thread's vector lanes are adjacent
+// parallel_reduce of the pull components). On the GPU a thread's vector lanes are adjacent
 // lanes of one warp reading adjacent j, combined by warp shuffles; on host spaces the vector
 // length is 1 and the j loop is a thread's plain loop.
 #include <string>
@@ -11,50 +11,60 @@
 namespace nbody {
 namespace kokkos {
 
-template <class Space>
-void hierarchical_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
-                        DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size,
-                        int vector_length) {
+// Launches the pull kernel; given `largest_team`, only stores there the largest team size Kokkos
+// can launch it with (the check at creation).
+template <class Space, class Real, int Dim>
+void hierarchical_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+                        DeviceAxes<Space, Real, Dim> pull, int n, Real eps2, int team_size, int vector_length,
+                        int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     const int teams = (n + team_size - 1) / team_size;
-    Kokkos::parallel_for(
-        "nbody::kokkos::hierarchical", Policy(space, teams, team_size, vector_length),
-        KOKKOS_LAMBDA(const Member& team) {
-            const int first = team.league_rank() * team_size;
-            const int count = n - first < team_size ? n - first : team_size;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](const int k) {
-                const int i = first + k;
-                const float xi = x(i), yi = y(i);
-                Pull total;
-                Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(team, n),
-                    [&](const int j, Pull& partial) {
-                        accumulate_pull(xi, yi, x(j), y(j), m(j), eps2, partial.x, partial.y, InvSqrt{});
-                    },
-                    total);
-                Kokkos::single(Kokkos::PerThread(team), [&]() {
-                    ax(i) = total.x;
-                    ay(i) = total.y;
-                });
-            });
+    const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+        const int first = team.league_rank() * team_size;
+        const int count = n - first < team_size ? n - first : team_size;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), [&](const int k) {
+            const int i = first + k;
+            const Vec<Real, Dim> pi = load(p, i);
+            Pull<Real, Dim> total;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(team, n),
+                [&](const int j, Pull<Real, Dim>& partial) {
+                    accumulate_pull(pi, load(p, j), m(j), eps2, partial, InvSqrt{});
+                },
+                total);
+            Kokkos::single(Kokkos::PerThread(team), [&]() { store(pull, i, total); });
         });
+    };
+    const Policy policy(space, teams, team_size, vector_length);
+    if (largest_team != nullptr)
+        *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
+    else
+        Kokkos::parallel_for("nbody::kokkos::hierarchical", policy, kernel);
 }
 
-template <class Space>
-class Hierarchical final : public KokkosSimulation<Space> {
+template <class Space, class Real, int Dim>
+class Hierarchical final : public KokkosSimulation<Space, Real, Dim> {
 public:
     Hierarchical(const Problem& problem, const TuningValues& tuning)
-        : KokkosSimulation<Space>(problem, tuning),
+        : KokkosSimulation<Space, Real, Dim>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
           vector_length_(static_cast<int>(tuning_int(tuning, "vector_length"))) {
         check_team_threads<Space>(team_size_, vector_length_);
+        int largest = 0;
+        pull_kernel(&largest);
+        check_team_size<Space>(largest, team_size_, vector_length_, this->workload());
     }
 
 private:
     void compute_pulls() override {
-        hierarchical_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
-                           this->eps2(), team_size_, vector_length_);
+        pull_kernel();
+    }
+
+    // The launch, or the team size check (see hierarchical_pulls).
+    void pull_kernel(int* largest_team = nullptr) const {
+        hierarchical_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2(),
+                           team_size_, vector_length_, largest_team);
     }
 
     int team_size_, vector_length_;

@@ -7,27 +7,26 @@
 namespace nbody {
 namespace kokkos {
 
-template <class Space>
-void naive_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
-                 DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2) {
+template <class Space, class Real, int Dim>
+void naive_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+                 DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
     Kokkos::parallel_for(
         "nbody::kokkos::naive", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
-            const float xi = x(i), yi = y(i);
-            float sum_x = 0.0f, sum_y = 0.0f;
-            for (int j = 0; j < n; ++j) accumulate_pull(xi, yi, x(j), y(j), m(j), eps2, sum_x, sum_y, InvSqrt{});
-            ax(i) = sum_x;
-            ay(i) = sum_y;
+            const Vec<Real, Dim> pi = load(p, i);
+            Vec<Real, Dim> sum{};
+            for (int j = 0; j < n; ++j) accumulate_pull(pi, load(p, j), m(j), eps2, sum, InvSqrt{});
+            store(pull, i, sum);
         });
 }
 
-template <class Space>
-class Naive final : public KokkosSimulation<Space> {
+template <class Space, class Real, int Dim>
+class Naive final : public KokkosSimulation<Space, Real, Dim> {
 public:
-    using KokkosSimulation<Space>::KokkosSimulation;
+    using KokkosSimulation<Space, Real, Dim>::KokkosSimulation;
 
 private:
     void compute_pulls() override {
-        naive_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(), this->eps2());
+        naive_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
     }
 };
 

@@ -1,6 +1,6 @@
 // kokkos.team_tiled: the shared-memory tiling of cuda.tiled/cuda.float4 (GPU Gems 3, ch. 31) written
 // with a TeamPolicy and level-0 scratch. Each team owns a block of `tile` bodies and walks the j
-// bodies in tiles of `tile`, staged (x, y, m) in scratch by the whole team; the block's bodies are
+// bodies in tiles of `tile`, staged (position, mass) in scratch by the whole team; the block's bodies are
 // spread over the team's threads (one each when team_size == tile, the GPU case; all on one thread
 // with team_size 1, the host case, where the tile is a cache block). The partial sums live in
 // scratch too, so any team size works with any tile. On the GPU, `body_mapping` pair has each
@@ -18,20 +18,40 @@
 namespace nbody {
 namespace kokkos {
 
-// One staged j body, packed to 16 bytes so the GPU reads it with one 128-bit shared load (three
-// separate float arrays cost three load instructions per interaction, which saturates the
-// shared-memory pipe before the FP32 pipes: the reason cuda.float4 beats cuda.tiled).
+// One staged j body, its position then its mass, packed to 16 bytes in float32 (2D: x, y, m and
+// one unused; 3D: x, y, z, m) so the GPU reads it with one 128-bit shared load (three separate
+// float arrays cost three load instructions per interaction, which saturates the shared-memory
+// pipe before the FP32 pipes: the reason cuda.float4 beats cuda.tiled); 32 bytes in float64.
+template <class Real, int Dim>
 struct alignas(16) TileBody {
-    float x, y, m, unused;
+    Real c[4];
+    KOKKOS_INLINE_FUNCTION Vec<Real, Dim> position() const {
+        Vec<Real, Dim> p;
+        NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) p[k] = c[k];
+        return p;
+    }
+    KOKKOS_INLINE_FUNCTION Real mass() const { return c[Dim]; }
 };
+
+// Body j as staged: its position, its mass, zeros in the unused slots.
+template <class View, int Dim, class Real = typename View::non_const_value_type>
+KOKKOS_INLINE_FUNCTION TileBody<Real, Dim> tile_body(const Axes<View, Dim>& p, const View& m, int j) {
+    TileBody<Real, Dim> b;
+    NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) b.c[k] = p[k](j);
+    b.c[Dim] = m(j);
+    for (int k = Dim + 1; k < 4; ++k) b.c[k] = Real(0);
+    return b;
+}
 
 template <class Space, class T>
 using Scratch = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
 // Scratch of one team: the staged tile and the block's partial sums.
-template <class Space>
+template <class Space, class Real, int Dim>
 std::size_t team_tiled_scratch_bytes(int tile) {
-    return Scratch<Space, TileBody>::shmem_size(tile) + Scratch<Space, Pull>::shmem_size(tile);
+    return Scratch<Space, TileBody<Real, Dim>>::shmem_size(tile) + Scratch<Space, Pull<Real, Dim>>::shmem_size(tile);
 }
 
 // nvcc unrolls the loop over a staged tile by this much (the tile length is a run-time tuning);
@@ -52,88 +72,91 @@ int auto_slices(const Space& space, int n, int team_size, int tile) {
     return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
 }
 
-template <class Space>
-void team_tiled_pulls(const Space& space, DeviceFloats<Space> x, DeviceFloats<Space> y, DeviceFloats<Space> m,
-                      DeviceFloats<Space> ax, DeviceFloats<Space> ay, int n, float eps2, int team_size, int tile,
-                      int vector_length, int bodies_per_thread, int slices) {
+// Launches the pull kernel (with slices > 1 it adds into pulls zeroed before); given
+// `largest_team`, only stores there the largest team size Kokkos can launch it with (the check at
+// creation).
+template <class Space, class Real, int Dim>
+void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+                      DeviceAxes<Space, Real, Dim> pull, int n, Real eps2, int team_size, int tile, int vector_length,
+                      int bodies_per_thread, int slices, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
+    using Body = TileBody<Real, Dim>;
+    using Sum = Pull<Real, Dim>;
     const int blocks = (n + tile - 1) / tile;
     const int tiles_per_slice = (blocks + slices - 1) / slices;
-    if (slices > 1) {  // the slices add into zeroed pulls
-        Kokkos::deep_copy(space, ax, 0.0f);
-        Kokkos::deep_copy(space, ay, 0.0f);
-    }
     const auto policy =
         Policy(space, blocks * slices, team_size, vector_length)
-            .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space>(tile)));
-    Kokkos::parallel_for(
-        "nbody::kokkos::team_tiled", policy, KOKKOS_LAMBDA(const Member& team) {
-            const Scratch<Space, TileBody> staged(team.team_scratch(0), tile);
-            const Scratch<Space, Pull> partial(team.team_scratch(0), tile);
-            const int block_start = (team.league_rank() % blocks) * tile;
-            const int block_size = n - block_start < tile ? n - block_start : tile;
-            const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
-            const int slice_stop = slice_start + tiles_per_slice * tile;
-            const int slice_end = slice_stop < n ? slice_stop : n;
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size),
-                                 [&](const int k) { partial(k) = Pull{}; });
-            for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
-                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int k) {
-                    const int j = tile_start + k;
-                    staged(k) = j < n ? TileBody{x(j), y(j), m(j), 0.0f} : TileBody{0.0f, 0.0f, 0.0f, 0.0f};
-                });
-                team.team_barrier();
-                // A thread takes body k, and with two bodies per thread also body k + groups: both
-                // sums share each staged load (register blocking, as cuda.unrolled).
-                const int groups = bodies_per_thread == 2 ? (block_size + 1) / 2 : block_size;
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
-                    const float xi = x(block_start + k), yi = y(block_start + k);
-                    Pull sum = partial(k);
-                    if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
-                        Pull tile_sum;
-                        Kokkos::parallel_reduce(
-                            Kokkos::ThreadVectorRange(team, tile),
-                            [&](const int t, Pull& lane_sum) {
-                                const TileBody b = staged(t);
-                                accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, lane_sum.x, lane_sum.y, InvSqrt{});
-                            },
-                            tile_sum);
-                        sum += tile_sum;
-                    } else if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
-                        NBODY_KOKKOS_UNROLL_TILE
-                        for (int t = 0; t < tile; ++t) {
-                            const TileBody b = staged(t);
-                            accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, sum.x, sum.y, InvSqrt{});
-                        }
-                    } else {
-                        const int k2 = k + groups;
-                        const bool second = k2 < block_size;  // an odd block leaves the last thread one body
-                        const float xi2 = second ? x(block_start + k2) : 0.0f;
-                        const float yi2 = second ? y(block_start + k2) : 0.0f;
-                        Pull sum2 = second ? partial(k2) : Pull{};
-                        NBODY_KOKKOS_UNROLL_TILE
-                        for (int t = 0; t < tile; ++t) {
-                            const TileBody b = staged(t);
-                            accumulate_pull(xi, yi, b.x, b.y, b.m, eps2, sum.x, sum.y, InvSqrt{});
-                            accumulate_pull(xi2, yi2, b.x, b.y, b.m, eps2, sum2.x, sum2.y, InvSqrt{});
-                        }
-                        if (second) partial(k2) = sum2;
+            .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
+    const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+        const Scratch<Space, Body> staged(team.team_scratch(0), tile);
+        const Scratch<Space, Sum> partial(team.team_scratch(0), tile);
+        const int block_start = (team.league_rank() % blocks) * tile;
+        const int block_size = n - block_start < tile ? n - block_start : tile;
+        const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
+        const int slice_stop = slice_start + tiles_per_slice * tile;
+        const int slice_end = slice_stop < n ? slice_stop : n;
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) { partial(k) = Sum{}; });
+        for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile),
+                                 [&](const int k) {
+                                     const int j = tile_start + k;
+                                     staged(k) = j < n ? tile_body(p, m, j) : Body{};
+                                 });
+            team.team_barrier();
+            // A thread takes body k, and with two bodies per thread also body k + groups: both
+            // sums share each staged load (register blocking, as cuda.unrolled).
+            const int groups = bodies_per_thread == 2 ? (block_size + 1) / 2 : block_size;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
+                const Vec<Real, Dim> pi = load(p, block_start + k);
+                Sum sum = partial(k);
+                if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
+                    Sum tile_sum;
+                    Kokkos::parallel_reduce(
+                        Kokkos::ThreadVectorRange(team, tile),
+                        [&](const int t, Sum& lane_sum) {
+                            const Body b = staged(t);
+                            accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
+                        },
+                        tile_sum);
+                    sum += tile_sum;
+                } else if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
+                    NBODY_KOKKOS_UNROLL_TILE
+                    for (int t = 0; t < tile; ++t) {
+                        const Body b = staged(t);
+                        accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
                     }
-                    Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
-                });
-                team.team_barrier();
-            }
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
-                if (slices == 1) {
-                    ax(block_start + k) = partial(k).x;
-                    ay(block_start + k) = partial(k).y;
                 } else {
-                    Kokkos::atomic_add(&ax(block_start + k), partial(k).x);
-                    Kokkos::atomic_add(&ay(block_start + k), partial(k).y);
+                    const int k2 = k + groups;
+                    const bool second = k2 < block_size;  // an odd block leaves the last thread one body
+                    const Vec<Real, Dim> pi2 = second ? load(p, block_start + k2) : Vec<Real, Dim>{};
+                    Sum sum2 = second ? partial(k2) : Sum{};
+                    NBODY_KOKKOS_UNROLL_TILE
+                    for (int t = 0; t < tile; ++t) {
+                        const Body b = staged(t);
+                        accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
+                        accumulate_pull(pi2, b.position(), b.mass(), eps2, sum2, InvSqrt{});
+                    }
+                    if (second) partial(k2) = sum2;
                 }
+                Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
             });
+            team.team_barrier();
+        }
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
+            if (slices == 1) {
+                store(pull, block_start + k, partial(k));
+            } else {
+                NBODY_UNROLL_AXES
+                for (int axis = 0; axis < Dim; ++axis)
+                    Kokkos::atomic_add(&pull[axis](block_start + k), partial(k)[axis]);
+            }
         });
+    };
+    if (largest_team != nullptr)
+        *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
+    else
+        Kokkos::parallel_for("nbody::kokkos::team_tiled", policy, kernel);
 }
 
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
@@ -150,11 +173,11 @@ inline BodyMapping body_mapping_of(const std::string& name) {
     return {1, 1};  // "thread"
 }
 
-template <class Space>
-class TeamTiled final : public KokkosSimulation<Space> {
+template <class Space, class Real, int Dim>
+class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
-        : KokkosSimulation<Space>(problem, tuning),
+        : KokkosSimulation<Space, Real, Dim>(problem, tuning),
           team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
           tile_(static_cast<int>(tuning_int(tuning, "tile"))),
           mapping_(body_mapping_of(tuning.at("body_mapping"))),
@@ -163,17 +186,27 @@ public:
                       : static_cast<int>(tuning_int(tuning, "slices"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
-        if (team_tiled_scratch_bytes<Space>(tile_) > limit)
-            throw UsageError("tuning tile=" + std::to_string(tile_) + " needs " +
-                             std::to_string(team_tiled_scratch_bytes<Space>(tile_)) + " bytes of level-0 scratch; " +
+        const std::size_t bytes = team_tiled_scratch_bytes<Space, Real, Dim>(tile_);
+        if (bytes > limit)
+            throw UsageError("tuning tile=" + std::to_string(tile_) + " needs " + std::to_string(bytes) +
+                             " bytes of level-0 scratch; " +
                              SpaceName<Space>::value + " offers " + std::to_string(limit));
+        int largest = 0;
+        pull_kernel(&largest);
+        check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
     }
 
 private:
     void compute_pulls() override {
-        team_tiled_pulls(this->space(), this->x(), this->y(), this->m(), this->ax(), this->ay(), this->n(),
-                         this->eps2(), team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread,
-                         slices_);
+        if (slices_ > 1)  // the slices add into zeroed pulls
+            for (int k = 0; k < Dim; ++k) Kokkos::deep_copy(this->space(), this->pulls()[k], Real(0));
+        pull_kernel();
+    }
+
+    // The launch, or the team size check (see team_tiled_pulls).
+    void pull_kernel(int* largest_team = nullptr) const {
+        team_tiled_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2(),
+                         team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread, slices_, largest_team);
     }
 
     int team_size_, tile_;
