@@ -15,8 +15,10 @@
 #endif
 
 // Full unrolling of the loops over the Dim axes (registers on the GPU, no loop on the host).
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define NBODY_UNROLL_AXES _Pragma("unroll")
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define NBODY_UNROLL_AXES  // nvcc's host pass: its front end knows no GCC pragma, GCC no `unroll`
 #elif defined(__clang__)
 #define NBODY_UNROLL_AXES _Pragma("clang loop unroll(full)")
 #else
