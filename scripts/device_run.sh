@@ -3,8 +3,8 @@
 # optionally an already-built peer program, writing everything into OUT_DIR.
 #   scripts/device_run.sh [--verify-args "ARGS"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]
 # --verify-args: arguments for `nbody-bench verify` instead of its defaults (one string, split on spaces).
-# --peer: the CUDA samples' nbody, built outside this repository (docs/peers.md); it runs after the
-#   matrices, in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
+# --peer: the CUDA samples' nbody, built outside this repository (docs/peers.md); it runs before the
+#   matrices (its runs are short and a cut-off call keeps them), in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
 #   PEER_REPETITIONS times (default 3), and its output goes to OUT_DIR/peer-nbody.txt.
 set -uo pipefail
 usage() {
@@ -39,13 +39,6 @@ status=0
 "$bench" verify "${verify_args[@]}" 2>&1 | tee "$out/verify.txt"
 verify_status=${PIPESTATUS[0]}
 ((verify_status == 0)) || status=$verify_status
-for matrix in "$@"; do
-  name=$(basename "$matrix" .json)
-  echo "== matrix $name"
-  "$bench" matrix "$matrix" --out "$out/$name.json" --progress log --overwrite 2>&1 | tail -n 40
-  ((PIPESTATUS[0] == 0)) || status=1
-done
-
 # Each run is headed by one line that plot/nbodyplot/peer.py parses:
 #   == peer-nbody precision=<fp32|fp64> n=<N> repetition=<r> iterations=<i> command: <command line>
 # The samples' -benchmark mode times `iterations` steps after one untimed step; float64 at the
@@ -69,5 +62,12 @@ if [[ -n $peer ]]; then
     done
   done
 fi
+for matrix in "$@"; do
+  name=$(basename "$matrix" .json)
+  echo "== matrix $name"
+  "$bench" matrix "$matrix" --out "$out/$name.json" --progress log --overwrite 2>&1 | tail -n 40
+  ((PIPESTATUS[0] == 0)) || status=1
+done
+
 echo "device_run: verify exit $verify_status, overall $status"
 exit $status
