@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
-# On the GPU machine, in one call: name the device, verify every variant, then run each matrix
-# given, writing the verify table and one results JSON per matrix into OUT_DIR.
-#   scripts/device_run.sh NBODY_BENCH OUT_DIR [MATRIX.json ...]
+# On the GPU machine, in one call: name the device, verify the variants, run each matrix given, and
+# optionally an already-built peer program, writing everything into OUT_DIR.
+#   scripts/device_run.sh [--verify-args "ARGS"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]
+# --verify-args: arguments for `nbody-bench verify` instead of its defaults (one string, split on spaces).
+# --peer: the CUDA samples' nbody, built outside this repository (docs/peers.md); it runs before the
+#   matrices (its runs are short and a cut-off call keeps them), in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
+#   PEER_REPETITIONS times (default 3), and its output goes to OUT_DIR/peer-nbody.txt.
 set -uo pipefail
-if (($# < 2)); then
-  echo "usage: $0 NBODY_BENCH OUT_DIR [MATRIX.json ...]" >&2
+usage() {
+  echo "usage: $0 [--verify-args \"ARGS\"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]" >&2
   exit 2
-fi
+}
+verify_args=()
+peer=""
+while (($# > 0)); do
+  case $1 in
+    --verify-args) (($# >= 2)) || usage; read -r -a verify_args <<<"$2"; shift 2 ;;
+    --peer) (($# >= 2)) || usage; peer=$2; shift 2 ;;
+    --*) usage ;;
+    *) break ;;
+  esac
+done
+(($# >= 2)) || usage
 bench=$1
 out=$2
 shift 2
+if [[ -n $peer && ! -x $peer ]]; then
+  echo "$0: --peer $peer is not an executable file" >&2
+  exit 2
+fi
 mkdir -p "$out"
 status=0
 {
@@ -17,14 +36,38 @@ status=0
   lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|MHz|Flags" | cut -c1-200
 } | tee "$out/device.txt"
 "$bench" list | tee "$out/list.txt"
-"$bench" verify 2>&1 | tee "$out/verify.txt"
+"$bench" verify "${verify_args[@]}" 2>&1 | tee "$out/verify.txt"
 verify_status=${PIPESTATUS[0]}
 ((verify_status == 0)) || status=$verify_status
+# Each run is headed by one line that plot/nbodyplot/peer.py parses:
+#   == peer-nbody precision=<fp32|fp64> n=<N> repetition=<r> iterations=<i> command: <command line>
+# The samples' -benchmark mode times `iterations` steps after one untimed step; float64 at the
+# largest N runs fewer of them, since each step there is the longest of the whole call.
+if [[ -n $peer ]]; then
+  peer_log="$out/peer-nbody.txt"
+  : >"$peer_log"
+  read -r -a peer_n <<<"${PEER_N:-16384 65536 262144 1048576}"
+  repetitions=${PEER_REPETITIONS:-3}
+  for precision in fp32 fp64; do
+    for n in "${peer_n[@]}"; do
+      iterations=10
+      [[ $precision == fp64 ]] && ((n >= 1048576)) && iterations=3
+      command=("$peer" -benchmark "-numbodies=$n" "-i=$iterations")
+      [[ $precision == fp64 ]] && command+=(-fp64)
+      for ((r = 1; r <= repetitions; ++r)); do
+        echo "== peer-nbody precision=$precision n=$n repetition=$r iterations=$iterations command: ${command[*]}" | tee -a "$peer_log"
+        "${command[@]}" 2>&1 | tee -a "$peer_log"
+        ((PIPESTATUS[0] == 0)) || status=1
+      done
+    done
+  done
+fi
 for matrix in "$@"; do
   name=$(basename "$matrix" .json)
   echo "== matrix $name"
   "$bench" matrix "$matrix" --out "$out/$name.json" --progress log --overwrite 2>&1 | tail -n 40
   ((PIPESTATUS[0] == 0)) || status=1
 done
+
 echo "device_run: verify exit $verify_status, overall $status"
 exit $status

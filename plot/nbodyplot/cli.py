@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, report
+from . import analysis, peer, report
 from .results import InputError, load
 
 
@@ -37,12 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pp-problem", type=parse_problem, metavar="N,D",
                         help="problem of the performance-portability tables, for every workload that measured it "
                              "(default: per workload, the one measured on the most devices, largest N)")
+    parser.add_argument("--peer", action="append", default=[], metavar="LOG",
+                        help="output of the CUDA samples' nbody as scripts/device_run.sh --peer writes it "
+                             "(peer-nbody.txt); repeatable: compared with our variants on the same device")
     return parser
 
 
 def run(argv: list[str]) -> Path:
     args = build_parser().parse_args(argv)
     sources, configs = load(args.results)
+    peer_runs = [run for path in args.peer for run in peer.read_peer_log(path)]
     ladders = analysis.read_ladders(Path(args.ladders))
     from . import figures  # matplotlib loads in a second or more: only once the input is known good
     out_dir = Path(args.out)
@@ -71,9 +75,12 @@ def run(argv: list[str]) -> Path:
         raise InputError(f"--pp-problem {n},{d}: no successful measurement of that problem")
     pp_stems = [figures.portability(pp, out_dir) for pp in pps]
 
+    peer_comparisons = peer.comparisons(configs, peer.points(peer_runs))
+    peer_stems = [figures.peer_comparison(c, configs, out_dir) for c in peer_comparisons]
+
     report_path = out_dir / "report.md"
-    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pps, pp_stems) + "\n",
-                           encoding="utf-8")
+    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
+                                         peer_runs, peer_comparisons, peer_stems) + "\n", encoding="utf-8")
     return report_path
 
 

@@ -452,3 +452,62 @@ def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
     fig.suptitle(f"Performance portability (Pennycook), {workload_text(pp.workload)} at N = {n}, D = {d}: "
                  "PP = harmonic mean over the platforms, 0 where a family did not run on one", fontsize=10)
     return save(fig, out_dir, f"portability_{slug(workload_text(pp.workload))}")
+
+
+def peer_comparison(comparison, configs, out_dir: Path) -> str | None:
+    """Our CUDA and Kokkos-on-CUDA variants against the CUDA samples' nbody on one device and workload:
+    interactions/s against N (a line per variant and build at its fastest tuning, the samples in black),
+    and our best of each model ÷ the samples at each N."""
+    from . import peer
+    lines = {k: v for (device, model), by in analysis.sweeps(configs, "n").items()
+             if device == comparison.device and model in peer.COMPARED_MODELS
+             for k, v in by.items() if k.workload == comparison.workload}
+    samples = [row.peer for row in comparison.rows]
+    if not samples:
+        return None
+    styles = variant_styles(configs)
+    keys = list(lines)
+    models = {k: lines[k][0].model for k in keys}
+    # Line style per (model, what tells the line from the others of its variant): CUDA and Kokkos
+    # variants may share a colour and marker (each model numbers its own), never a line style.
+    kinds = sorted({(models[k], series_context(k, keys, "D")[1]) for k in keys},
+                   key=lambda m: (analysis.model_key(m[0]), m[1]))
+    fig, (ax_rate, ax_ratio) = plt.subplots(1, 2, figsize=(15, 4.8), layout="constrained")
+    xs_all = [p.n for p in samples]
+    for key, line in lines.items():
+        own = series_context(key, keys, "D")[1]
+        colour, marker = styles[key.variant]
+        ax_rate.plot([c.n for c in line], [c.values.get("interactions_per_second") for c in line], color=colour,
+                     marker=marker, markersize=4, linestyle=line_style(kinds.index((models[key], own))),
+                     label=key.variant + (f" ({own})" if own else ""))
+        xs_all += [c.n for c in line]
+    runs = sorted({len(p.runs) for p in samples})
+    ax_rate.plot([p.n for p in samples], [p.interactions_per_second for p in samples], color="black", marker="X",
+                 markersize=7, linewidth=2.0, linestyle="-",
+                 label=f"{peer.PEER_NAME} (median of {'/'.join(map(str, runs))} runs)")
+    _log_axis(ax_rate, "x", xs_all, always=True)
+    ax_rate.set_yscale("log")
+    ax_rate.set_xlabel("bodies N")
+    ax_rate.set_ylabel("interactions/s (N² per step)")
+    ax_rate.set_title("interactions/s: each variant at its fastest tuning", fontsize=9)
+    legend_beside(ax_rate)
+
+    ratio_colours = {"CUDA": "tab:green", "Kokkos (cuda)": "tab:purple"}
+    ys_all = [1.0]
+    for index, model in enumerate(peer.COMPARED_MODELS):
+        points = [(row.n, row.ratio(model)) for row in comparison.rows if row.ratio(model) is not None]
+        if points:
+            ax_ratio.plot([p[0] for p in points], [p[1] for p in points], color=ratio_colours[model],
+                          marker=MARKERS[index], linestyle=line_style(index),
+                          label=f"best {model} ÷ {peer.PEER_NAME}")
+            ys_all += [p[1] for p in points]
+    ax_ratio.axhline(1.0, color="black", linewidth=0.8, label=f"as fast as {peer.PEER_NAME}", gid=REFERENCE)
+    _log_axis(ax_ratio, "x", [p.n for p in samples], always=True)
+    ax_ratio.set_ylim(0, max(ys_all) * 1.15)
+    ax_ratio.set_xlabel("bodies N")
+    ax_ratio.set_ylabel(f"÷ {peer.PEER_NAME}\n(interactions/s ratio)")
+    ax_ratio.set_title("our fastest of each model ÷ the samples, same N", fontsize=9)
+    legend_outside(ax_ratio)
+    fig.suptitle(f"Against the {peer.PEER_NAME} on {comparison.device}, {workload_text(comparison.workload)} "
+                 "(its kick-then-drift Euler beside our Euler: one force evaluation per step)", fontsize=10)
+    return save(fig, out_dir, f"peer_{slug(comparison.device)}_{slug(workload_text(comparison.workload))}")

@@ -332,7 +332,43 @@ def context_section(sources: list[Source]) -> list[str]:
     return lines
 
 
-def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list) -> str:
+def peer_section(peer_runs: list, comparisons: list, stems: list) -> list[str]:
+    """Our fastest CUDA and Kokkos-on-CUDA variants beside the CUDA samples' nbody, per device and workload."""
+    from . import peer
+    if not peer_runs:
+        return []
+    lines = [f"## Against the {peer.PEER_NAME}", "",
+             f"The {peer.PEER_NAME} (`-benchmark -numbodies=N`, `-fp64` for float64; docs/peers.md) run in the same "
+             "device call. Its rate is counted as ours: N² interactions per step (the j = i term included), time per "
+             "step = its total time ÷ its timed iterations; the median over its runs. Its step is one force "
+             "evaluation with kick-then-drift Euler in 3D, set beside our 3D Euler workload of the same precision "
+             "(softening and integrator differ, the count of work per step does not). Our side: the fastest "
+             "configuration of each model at that N on the same device (any tuning, D and build).", ""]
+    for comparison, stem in zip(comparisons, stems):
+        lines += [f"### {comparison.device}, {workload_text(comparison.workload)}", ""]
+        header = ["N", "samples: interactions/s", "runs"]
+        for model in peer.COMPARED_MODELS:
+            header += [f"best {model}", f"{model} interactions/s", f"{model} ÷ samples"]
+        rows = []
+        for row in comparison.rows:
+            cells = [row.n, num(row.peer.interactions_per_second), len(row.peer.runs)]
+            for model in peer.COMPARED_MODELS:
+                c = row.best.get(model)
+                cells += [c.variant if c else "not measured",
+                          num(c.values.get("interactions_per_second")) if c else "—", num(row.ratio(model))]
+            rows.append(cells)
+        lines += table(header, rows)
+        lines += figure(stem, f"Against the {peer.PEER_NAME}, {workload_text(comparison.workload)}", "")
+    failed = peer.failed_runs(peer_runs)
+    if failed:
+        lines += [f"Runs of the {peer.PEER_NAME} that printed no time: "
+                  + ", ".join(f"`{r.source}` line {r.line} ({r.precision}, N = {r.n}, repetition {r.repetition})"
+                              for r in failed) + ".", ""]
+    return lines
+
+
+def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
+           peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = ()) -> str:
     anchors = failure_anchors(configs)
     devices = [dev for dev, _ in analysis.devices(configs)]
     lines = ["# N-body benchmark report", "",
@@ -340,6 +376,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
              f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
              "significant figures.", ""]
     lines += summary_section(configs, analysis.summary(configs), pps, anchors)
+    lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems))
     lines += ratio_section(configs, stems["portability_ratio_vs_n"])
     lines += ["## Efficiency against N", "",
               "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
