@@ -163,6 +163,19 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& b = entries[i];
         const std::string where = fmt::format("/benchmarks/{}", i);
+        // The schema says "integer"; the checks below hold these in an int.
+        const auto int_range = [&](const nlohmann::json& object, const char* key, const std::string& at) {
+            if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return true;
+            const double v = object[key].get<double>();
+            if (v >= -2147483648.0 && v <= 2147483647.0) return true;
+            problems.push_back(fmt::format("{}/{}: {} does not fit the range of an int", at, key, object[key].dump()));
+            return false;
+        };
+        bool in_range = int_range(b, "d", where) && int_range(b, "steps", where);
+        if (b.contains("efficiency_limit_inputs"))
+            for (const char* key : {"cores", "simd_lanes", "fma_pipes", "sm_count", "lanes_per_sm"})
+                in_range = int_range(b["efficiency_limit_inputs"], key, where + "/efficiency_limit_inputs") && in_range;
+        if (!in_range) continue;
         const std::string run_name = b["run_name"];
         const bool aggregate = b["run_type"] == "aggregate";
         const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
