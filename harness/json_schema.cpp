@@ -52,13 +52,13 @@ public:
             } else if (keyword == "properties") {
                 if (value.is_object())
                     for (const auto& [name, sub] : argument.items())
-                        if (value.contains(name)) ok &= check(sub, value[name], where + "/" + name, record);
+                        if (value.contains(name)) ok &= check(sub, value[name], where + "/" + pointer_token(name), record);
             } else if (keyword == "additionalProperties") {
                 if (value.is_object()) {
                     const json* listed = schema.contains("properties") ? &schema["properties"] : nullptr;
                     for (const auto& [name, sub] : value.items())
                         if (listed == nullptr || !listed->contains(name))
-                            ok &= check(argument, sub, where + "/" + name, record);
+                            ok &= check(argument, sub, where + "/" + pointer_token(name), record);
                 }
             } else if (keyword == "items") {
                 if (value.is_array())
@@ -69,7 +69,8 @@ public:
             } else if (keyword == "anyOf") {
                 bool any = false;
                 for (const auto& sub : argument) any = any || check(sub, value, where, false);
-                ok &= any || fail(record, where, "value matches none of the alternatives " + argument.dump());
+                ok &= any || fail(record, where, "value " + excerpt(value) + " matches none of the " + std::to_string(argument.size()) +
+                                                     " alternatives the schema allows here");
             } else if (keyword == "if") {
                 const bool condition = check(argument, value, where, false);
                 const char* branch = condition ? "then" : "else";
@@ -87,6 +88,24 @@ public:
 
 private:
     static constexpr std::size_t kMaxPatternSubject = 1024;
+
+    // A key as a JSON pointer token in a message: '~' and '/' escaped as RFC 6901 says, control
+    // bytes as \xNN, at most 60 bytes, so every message stays one line.
+    static std::string pointer_token(const std::string& key) {
+        std::string out;
+        for (const char c : key.substr(0, 60)) {
+            const auto byte = static_cast<unsigned char>(c);
+            if (c == '~')
+                out += "~0";
+            else if (c == '/')
+                out += "~1";
+            else if (byte < 0x20 || byte == 0x7f)
+                out += "\\x" + std::string(1, "0123456789abcdef"[byte >> 4]) + "0123456789abcdef"[byte & 15];
+            else
+                out.push_back(c);
+        }
+        return key.size() > 60 ? out + "..." : out;
+    }
 
     // A value in a message: its JSON text, shortened (a value may be a list of a million numbers).
     static std::string excerpt(const json& value) {

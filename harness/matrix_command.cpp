@@ -41,13 +41,13 @@ int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimit
         const Configuration& c = plan.configurations[k];
         total += costs[k].cost.seconds;
         over += costs[k].over_limit;
-        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {}{}\n", k + 1, plan.configurations.size(), c.name,
-                   c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds),
+        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {} ({:.6g} s){}\n", k + 1, plan.configurations.size(),
+                   c.name, c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds), costs[k].cost.seconds,
                    costs[k].over_limit ? " -- ABOVE THE LIMITS: " + costs[k].why : "");
     }
-    fmt::print("matrix {}: {} configurations, estimated total {} (modelled: each model at a conservative fraction of "
-               "its device's limit, see docs/reliability.md)\n",
-               spec.name, plan.configurations.size(), duration_text(total));
+    fmt::print("matrix {}: {} configurations, estimated total {} ({:.6g} s; modelled: each model at a conservative fraction "
+               "of its device's limit, see docs/reliability.md)\n",
+               spec.name, plan.configurations.size(), duration_text(total), total);
     if (over > 0)
         fmt::print("{} configuration{} above the limits: a run measures {} rate here first, then refuses {} without "
                    "--allow-long\n",

@@ -12,6 +12,7 @@
 
 #include "build_info.hpp"
 #include "host_info.hpp"
+#include "json_input.hpp"
 #include "json_schema.hpp"
 
 namespace nbody {
@@ -180,11 +181,12 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
         const bool aggregate = b["run_type"] == "aggregate";
         const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
                                           : fmt::format("{}#{}", run_name, b["repetition_index"].get<long>());
-        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + key);
+        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + json_text_excerpt(key));
         const Workload workload = entry_workload(b);
         const std::string expected_name = configuration_name(b["variant"], b["n"], b["d"], b["steps"], workload, b["tuning"]);
         if (run_name != expected_name)
-            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where, run_name, expected_name));
+            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where,
+                                           json_text_excerpt(run_name), json_text_excerpt(expected_name)));
         if (b.value("error_occurred", false)) {
             failed.insert(run_name);
             continue;
@@ -227,9 +229,10 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
     }
     for (const auto& [run_name, count] : iterations_of)
         if (count != repetitions_of[run_name])
-            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", run_name, count, repetitions_of[run_name]));
+            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", json_text_excerpt(run_name), count,
+                                           repetitions_of[run_name]));
     for (const auto& run_name : failed)
-        if (iterations_of.count(run_name)) problems.push_back(run_name + ": both an error entry and timed entries");
+        if (iterations_of.count(run_name)) problems.push_back(json_text_excerpt(run_name) + ": both an error entry and timed entries");
     return problems;
 }
 
