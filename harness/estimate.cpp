@@ -40,7 +40,7 @@ double reference_rate(const Workload& workload) {
     const CpuLimitInputs inputs = host_cpu_limit_inputs(host_cpu_info().physical_cores, {workload.dim, Precision::fp64, workload.integrator});
     double limit = cpu_interaction_limit(inputs);
     if (!(limit > 0) || !std::isfinite(limit)) limit = kUnknownCpuCoreLimit / 2 * host_cpu_info().physical_cores;
-    return limit * (workload.precision == Precision::fp32 ? 0.01 : 0.002);
+    return limit * (workload.precision == Precision::fp32 ? 0.005 : 0.002);
 }
 
 double fields(const Workload& workload) { return 2.0 * workload.dim + 1.0; }

@@ -103,8 +103,11 @@ std::string reason_of(const std::string& what) {
     if (const auto bracket = reason.find("] "); bracket != std::string::npos) reason = reason.substr(bracket + 2);
     if (const auto colon = reason.find(": "); reason.rfind("parse error", 0) == 0 && colon != std::string::npos)
         reason = reason.substr(colon + 2);
-    std::string clean;
-    for (const char c : reason.substr(0, 160)) clean += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    std::string clean;  // the "last read" part holds the file's own bytes: printable ASCII only
+    for (const char c : reason.substr(0, 160)) {
+        const auto byte = static_cast<unsigned char>(c);
+        clean += byte < 0x20 ? std::string(" ") : byte >= 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+    }
     return clean;
 }
 
