@@ -1,5 +1,6 @@
 #include "json_schema.hpp"
 
+#include <cmath>
 #include <regex>
 #include <set>
 
@@ -28,18 +29,21 @@ public:
             } else if (keyword == "enum") {
                 bool found = false;
                 for (const auto& option : argument) found |= option == value;
-                ok &= found || fail(record, where, "value " + value.dump() + " is not one of " + argument.dump());
+                ok &= found || fail(record, where, "value " + excerpt(value) + " is not one of " + argument.dump());
             } else if (keyword == "const") {
-                ok &= argument == value || fail(record, where, "value " + value.dump() + " is not " + argument.dump());
+                ok &= argument == value || fail(record, where, "value " + excerpt(value) + " is not " + argument.dump());
             } else if (keyword == "minimum") {
                 if (value.is_number() && value.get<double>() < argument.get<double>())
-                    ok &= fail(record, where, value.dump() + " is below the minimum " + argument.dump());
+                    ok &= fail(record, where, excerpt(value) + " is below the minimum " + argument.dump());
             } else if (keyword == "minLength") {
                 if (value.is_string() && value.get<std::string>().size() < argument.get<std::size_t>())
                     ok &= fail(record, where, "string shorter than " + argument.dump());
             } else if (keyword == "pattern") {
-                if (value.is_string() && !std::regex_search(value.get<std::string>(), std::regex(argument.get<std::string>())))
-                    ok &= fail(record, where, value.dump() + " does not match " + argument.dump());
+                // libstdc++'s regex recurses once per character: a long string would exhaust the stack.
+                if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxPatternSubject)
+                    ok &= fail(record, where, "string longer than " + std::to_string(kMaxPatternSubject) + " characters, pattern " + argument.dump());
+                else if (value.is_string() && !std::regex_search(value.get<std::string>(), std::regex(argument.get<std::string>())))
+                    ok &= fail(record, where, excerpt(value) + " does not match " + argument.dump());
             } else if (keyword == "required") {
                 if (value.is_object())
                     for (const auto& name : argument)
@@ -48,13 +52,13 @@ public:
             } else if (keyword == "properties") {
                 if (value.is_object())
                     for (const auto& [name, sub] : argument.items())
-                        if (value.contains(name)) ok &= check(sub, value[name], where + "/" + name, record);
+                        if (value.contains(name)) ok &= check(sub, value[name], where + "/" + pointer_token(name), record);
             } else if (keyword == "additionalProperties") {
                 if (value.is_object()) {
                     const json* listed = schema.contains("properties") ? &schema["properties"] : nullptr;
                     for (const auto& [name, sub] : value.items())
                         if (listed == nullptr || !listed->contains(name))
-                            ok &= check(argument, sub, where + "/" + name, record);
+                            ok &= check(argument, sub, where + "/" + pointer_token(name), record);
                 }
             } else if (keyword == "items") {
                 if (value.is_array())
@@ -65,7 +69,8 @@ public:
             } else if (keyword == "anyOf") {
                 bool any = false;
                 for (const auto& sub : argument) any = any || check(sub, value, where, false);
-                ok &= any || fail(record, where, "value matches none of the alternatives " + argument.dump());
+                ok &= any || fail(record, where, "value " + excerpt(value) + " matches none of the " + std::to_string(argument.size()) +
+                                                     " alternatives the schema allows here");
             } else if (keyword == "if") {
                 const bool condition = check(argument, value, where, false);
                 const char* branch = condition ? "then" : "else";
@@ -82,6 +87,32 @@ public:
     std::vector<std::string> errors_;
 
 private:
+    static constexpr std::size_t kMaxPatternSubject = 1024;
+
+    // A key as a JSON pointer token in a message: '~' and '/' escaped as RFC 6901 says, control
+    // bytes as \xNN, at most 60 bytes, so every message stays one line.
+    static std::string pointer_token(const std::string& key) {
+        std::string out;
+        for (const char c : key.substr(0, 60)) {
+            const auto byte = static_cast<unsigned char>(c);
+            if (c == '~')
+                out += "~0";
+            else if (c == '/')
+                out += "~1";
+            else if (byte < 0x20 || byte == 0x7f)
+                out += "\\x" + std::string(1, "0123456789abcdef"[byte >> 4]) + "0123456789abcdef"[byte & 15];
+            else
+                out.push_back(c);
+        }
+        return key.size() > 60 ? out + "..." : out;
+    }
+
+    // A value in a message: its JSON text, shortened (a value may be a list of a million numbers).
+    static std::string excerpt(const json& value) {
+        const std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
+        return text.size() <= 60 ? text : text.substr(0, 60) + "...";
+    }
+
     static const std::set<std::string>& ignored() {
         static const std::set<std::string> keywords = {"$schema", "$id", "$defs", "$comment", "title", "description"};
         return keywords;
@@ -105,9 +136,12 @@ private:
             if (t == "boolean") return value.is_boolean();
             if (t == "null") return value.is_null();
             if (t == "number") return value.is_number();
-            if (t == "integer")
-                return value.is_number_integer() ||
-                       (value.is_number_float() && value.get<double>() == static_cast<double>(static_cast<long long>(value.get<double>())));
+            if (t == "integer") {
+                if (value.is_number_integer()) return true;
+                if (!value.is_number_float()) return false;
+                const double v = value.get<double>();  // 3.0 is an integer; 1e300 is not one any reader holds
+                return std::isfinite(v) && std::trunc(v) == v && std::abs(v) <= 9007199254740992.0;
+            }
             throw std::invalid_argument("unknown JSON Schema type " + t);
         };
         bool ok = false;
@@ -116,7 +150,7 @@ private:
         } else {
             ok = matches(type.get<std::string>());
         }
-        return ok || fail(record, where, "value " + value.dump().substr(0, 60) + " is not of type " + type.dump());
+        return ok || fail(record, where, "value " + excerpt(value) + " is not of type " + type.dump());
     }
 
     const json& root_;

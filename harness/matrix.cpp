@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <set>
 
+#include "json_input.hpp"
 #include "nbody/errors.hpp"
 
 namespace nbody {
@@ -20,25 +23,29 @@ class Reader {
 public:
     explicit Reader(std::string file) : file_(std::move(file)) {}
 
+    // `where` is built from the file's own keys: shown escaped and shortened, one line whatever they hold.
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-        throw UsageError(fmt::format("{}: {}: {}", file_, where, what));
+        throw InputError(fmt::format("{}: {}: {}", file_, one_line(where), what));
     }
 
     void only_keys(const json& object, const std::string& where, const std::set<std::string>& allowed) const {
         if (!object.is_object()) fail(where, "must be an object");
         for (const auto& [key, value] : object.items())
-            if (!allowed.count(key)) fail(where, "unknown key \"" + key + "\"");
+            if (!allowed.count(key)) fail(where, "unknown key " + json_text_excerpt(key));
     }
 
     long integer(const json& value, const std::string& where, long min_value, long max_value) const {
         if (!value.is_number_integer()) fail(where, "must be an integer");
-        const long v = value.get<long>();
-        if (v < min_value || v > max_value) fail(where, fmt::format("must be in [{}, {}], got {}", min_value, max_value, v));
+        const bool above_long = value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(LONG_MAX);
+        const long v = above_long ? LONG_MAX : value.get<long>();
+        if (above_long || v < min_value || v > max_value)
+            fail(where, fmt::format("must be in [{}, {}], got {}", min_value, max_value, value.dump()));
         return v;
     }
 
     double positive(const json& value, const std::string& where) const {
-        if (!value.is_number() || !(value.get<double>() > 0)) fail(where, "must be a positive number");
+        if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()))
+            fail(where, "must be a positive finite number");
         return value.get<double>();
     }
 
@@ -53,7 +60,11 @@ public:
 
     std::string text(const json& value, const std::string& where) const {
         if (!value.is_string() || value.get<std::string>().empty()) fail(where, "must be a non-empty string");
-        return value.get<std::string>();
+        const std::string& s = value.get_ref<const std::string&>();
+        if (s.size() > kMaxTextBytes) fail(where, fmt::format("longer than {} bytes", kMaxTextBytes));
+        if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+            fail(where, "holds a control character: " + json_text_excerpt(s));
+        return s;
     }
 
     // A tuning value: a string, or an integer written as a number.
@@ -111,6 +122,17 @@ public:
     }
 
 private:
+    static std::string one_line(const std::string& text) {
+        std::string out;
+        for (const char c : text.substr(0, 200)) {
+            const auto byte = static_cast<unsigned char>(c);
+            out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+        }
+        return text.size() > 200 ? out + "..." : out;
+    }
+    // Names, descriptions, patterns and tuning values: one line each, of a reasonable length.
+    static constexpr std::size_t kMaxTextBytes = 4096;
+
     std::string file_;
 };
 
@@ -217,17 +239,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     return spec;
 }
 
-MatrixSpec load_matrix(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw UsageError(path + ": cannot open the matrix file");
-    json doc;
-    try {
-        doc = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw UsageError(path + ": not valid JSON: " + e.what());
-    }
-    return parse_matrix(doc, path);
-}
+MatrixSpec load_matrix(const std::string& path) { return parse_matrix(read_json_file(path), path); }
 
 std::vector<const VariantDescriptor*> available_variants(const std::vector<const VariantDescriptor*>& matched,
                                                          std::vector<std::string>& skipped) {
@@ -268,6 +280,14 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
         for (int dim : group.dims)
             for (Precision precision : group.precisions)
                 for (Integrator integrator : group.integrators) workloads.push_back({dim, precision, integrator});
+        // The group's size before anything is built: a few lists of many values multiply fast.
+        double combinations = static_cast<double>(variants.size()) * static_cast<double>(workloads.size()) *
+                              static_cast<double>(group.n.size()) * static_cast<double>(group.d.size());
+        for (const auto& [name, values] : group.tunings) combinations *= static_cast<double>(values.size());
+        if (combinations > static_cast<double>(kMaxMatrixConfigurations))
+            throw InputError(fmt::format("{}: group {}: {:.3g} combinations of variants, workloads, tunings, N and D, more "
+                                         "than {} configurations: split the matrix",
+                                         spec.file, json_text_excerpt(group.name), combinations, kMaxMatrixConfigurations));
         for (const auto* v : variants) {
             // The sweep over the tunings this variant has (others in the group's list do not apply to it).
             std::vector<TuningValues> sweeps{TuningValues{}};
@@ -324,6 +344,9 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                                             .verify_steps = group.verify_steps,
                                             .group = group.name};
                             if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
+                            if (out.configurations.size() > kMaxMatrixConfigurations)
+                                throw InputError(fmt::format("{}: more than {} configurations: split the matrix", spec.file,
+                                                             kMaxMatrixConfigurations));
                         }
                     }
                 }

@@ -43,9 +43,15 @@ struct MatrixSpec {
     std::vector<MatrixGroup> groups;
 };
 
-// UsageError naming the file and the offending key on anything malformed or unknown.
+// InputError (a UsageError: exit 2) naming the file and the offending key on anything malformed or
+// unknown; load_matrix reads the file with read_json_file (json_input.hpp), so malformed JSON, deep
+// nesting and repeated keys are refused the same way.
 MatrixSpec parse_matrix(const nlohmann::json& document, const std::string& file);
 MatrixSpec load_matrix(const std::string& path);
+
+// The most configurations one matrix may expand to (a group's lists multiply); more is refused
+// before anything is built.
+inline constexpr std::size_t kMaxMatrixConfigurations = 100000;
 
 // One measured unit: a variant with one tuning on one problem.
 struct Configuration {

@@ -8,8 +8,12 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "estimate.hpp"
+#include "interrupt.hpp"
+#include "json_input.hpp"
 #include "matrix_runner.hpp"
 #include "nbody/errors.hpp"
+#include "problem_options.hpp"
 #include "results.hpp"
 
 namespace nbody {
@@ -22,43 +26,67 @@ struct MatrixOptions {
     std::string progress = "auto";
     bool dry_run = false;
     bool include_unavailable = false;
+    CostOptions cost;
 };
 
-// What a run would do: the configurations in order and what is skipped, without running anything.
-int print_plan(const MatrixSpec& spec, bool include_unavailable) {
+// What a run would do: the configurations in order, what is skipped, and the estimated time of each
+// and of all (modelled: a dry run measures nothing), without running anything.
+int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimits& limits) {
     const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), include_unavailable);
+    const auto costs = estimate_configurations(builtin_registry(), spec, plan.configurations, limits, false);
     for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
+    double total = 0;
+    std::size_t over = 0;
     for (std::size_t k = 0; k < plan.configurations.size(); ++k) {
         const Configuration& c = plan.configurations[k];
-        fmt::print("[{}/{}] {} (warm-up {}, repetitions {})\n", k + 1, plan.configurations.size(), c.name, c.warmup_steps,
-                   c.repetitions);
+        total += costs[k].cost.seconds;
+        over += costs[k].over_limit;
+        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {} ({:.6g} s){}\n", k + 1, plan.configurations.size(),
+                   c.name, c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds), costs[k].cost.seconds,
+                   costs[k].over_limit ? " -- ABOVE THE LIMITS: " + costs[k].why : "");
     }
-    fmt::print("matrix {}: {} configurations\n", spec.name, plan.configurations.size());
+    fmt::print("matrix {}: {} configurations, estimated total {} ({:.6g} s; modelled: each model at a conservative fraction "
+               "of its device's limit, see docs/reliability.md)\n",
+               spec.name, plan.configurations.size(), duration_text(total), total);
+    if (over > 0)
+        fmt::print("{} configuration{} above the limits: a run measures {} rate here first, then refuses {} without "
+                   "--allow-long\n",
+                   over, over == 1 ? " is" : "s are", over == 1 ? "its variant's" : "their variants'", over == 1 ? "it" : "them");
     return 0;
 }
 
 int run_matrix_command(MatrixOptions& o) {
     const MatrixSpec spec = load_matrix(o.matrix_path);
-    if (o.dry_run) return print_plan(spec, o.include_unavailable);
+    if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
+    o.run.limits = o.cost.limits();
+    o.run.stop_on_signals = true;
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
     fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
                s.already_done, s.finished, s.failed, o.run.out_path);
+    if (s.interrupted_by != 0) {
+        std::string names;
+        for (std::size_t i = 0; i < s.not_run.size() && i < 10; ++i) names += (i ? ", " : "") + s.not_run[i];
+        if (s.not_run.size() > 10) names += fmt::format(" and {} more", s.not_run.size() - 10);
+        std::fflush(stdout);
+        fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
+                           "continue with: nbody-bench matrix {} --out {} --resume\n",
+                   signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
+                   o.run.out_path, o.matrix_path, o.run.out_path);
+        return 128 + s.interrupted_by;
+    }
     return s.failed == 0 ? 0 : 1;
 }
 
+// A file that breaks the schema or its consistency rules is malformed input: exit 2, every problem
+// on stdout with its JSON pointer, one line on stderr.
 int check_results_command(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw UsageError(path + ": cannot open");
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(path + ": not valid JSON: " + e.what());
-    }
+    const nlohmann::json doc = read_json_file(path);
     const auto problems = check_results(doc);
     for (const auto& p : problems) fmt::print("{}: {}\n", path, p);
-    if (!problems.empty()) return 1;
+    if (!problems.empty())
+        throw InputError(fmt::format("{}: not a valid results file ({} problem{} listed above, first: {})", path,
+                                     problems.size(), problems.size() == 1 ? "" : "s", problems.front()));
     std::size_t errors = 0;
     for (const auto& b : doc["benchmarks"]) errors += b.contains("error") && b["run_type"] == "iteration";
     fmt::print("{}: valid results file ({} entries, {} of them failed or unverified)\n", path, doc["benchmarks"].size(), errors);
@@ -78,6 +106,7 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
     cmd->add_flag("--resume", o->run.resume, "continue the results file: skip configurations it already holds");
     cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
     cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
+    o->cost.add_to(*cmd);
     cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "line", "log"}));

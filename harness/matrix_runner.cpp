@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -13,12 +15,16 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "host_info.hpp"
+#include "interrupt.hpp"
+#include "json_input.hpp"
 #include "measure.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
+#include "problem_options.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "verification.hpp"
@@ -73,6 +79,8 @@ struct Attempt {
     std::optional<int> cores;
     int repetitions_done = 0;
     std::vector<Run> runs;
+    double estimated_seconds = 0;  // the whole configuration (estimate.hpp)
+    bool interrupted = false;      // a stop signal came before it finished: not recorded
 };
 
 class MatrixRunner {
@@ -85,9 +93,30 @@ public:
         summary_.planned = plan.configurations.size();
         open_document();
         std::vector<std::size_t> todo;
+        std::vector<Configuration> todo_configurations;
         for (std::size_t k = 0; k < plan.configurations.size(); ++k)
-            if (!done_.count(plan.configurations[k].name)) todo.push_back(k);
+            if (!done_.count(plan.configurations[k].name)) {
+                todo.push_back(k);
+                todo_configurations.push_back(plan.configurations[k]);
+            }
         summary_.already_done = summary_.planned - todo.size();
+
+        // Nothing is written or run when a configuration exceeds the limits.
+        const auto costs = estimate_configurations(registry_, spec_, todo_configurations, options_.limits, !options_.limits.allow);
+        std::vector<std::string> over;
+        double total_seconds = 0;
+        for (std::size_t slot = 0; slot < costs.size(); ++slot) {
+            total_seconds += costs[slot].cost.seconds;
+            if (costs[slot].over_limit) over.push_back(todo_configurations[slot].name + ": " + costs[slot].why);
+        }
+        if (!over.empty() && !options_.limits.allow) {
+            std::string listed;
+            for (std::size_t i = 0; i < over.size() && i < 5; ++i) listed += (i ? "; " : "") + over[i];
+            if (over.size() > 5) listed += fmt::format("; and {} more", over.size() - 5);
+            refuse_costly(fmt::format("matrix {}", spec_.name),
+                          fmt::format("{} of {} configurations above the limits ({})", over.size(), todo.size(), listed));
+        }
+        write_document();  // a valid file from the start: a kill before the first result leaves it empty, not absent
 
         std::vector<double> work;
         std::vector<bool> on_gpu;
@@ -99,11 +128,18 @@ public:
         }
         progress_.emplace(log_, options_.interactive, work, on_gpu);
         for (const auto& note : plan.notes) progress_->note("note: " + note);
-        progress_->note(fmt::format("matrix {}: {} configurations, {} already in {}, {} to run", spec_.name,
-                                    summary_.planned, summary_.already_done, options_.out_path, todo.size()));
+        progress_->note(fmt::format("matrix {}: {} configurations, {} already in {}, {} to run (estimated {})", spec_.name,
+                                    summary_.planned, summary_.already_done, options_.out_path, todo.size(),
+                                    duration_text(total_seconds)));
         if (todo.empty()) return summary_;
 
+        std::optional<InterruptGuard> interrupts;
+        if (options_.stop_on_signals) {
+            clear_interrupt_signal();
+            interrupts.emplace();
+        }
         attempts_.resize(todo.size());
+        for (std::size_t slot = 0; slot < todo.size(); ++slot) attempts_[slot].estimated_seconds = costs[slot].cost.seconds;
         benchmark::ClearRegisteredBenchmarks();
         for (std::size_t slot = 0; slot < todo.size(); ++slot) {
             Attempt& a = attempts_[slot];
@@ -126,6 +162,9 @@ public:
         }
         benchmark::ClearRegisteredBenchmarks();
         finish_current();
+        for (const Attempt& a : attempts_)
+            if (a.interrupted) summary_.not_run.push_back(a.config->name);
+        if (!summary_.not_run.empty()) summary_.interrupted_by = interrupt_signal();
         return summary_;
     }
 
@@ -134,15 +173,12 @@ private:
         namespace fs = std::filesystem;
         const std::string& path = options_.out_path;
         if (fs::exists(path) && options_.resume) {
-            std::ifstream in(path);
-            nlohmann::json old;
-            try {
-                old = nlohmann::json::parse(in);
-            } catch (const nlohmann::json::parse_error& e) {
-                throw UsageError(path + ": cannot resume, not valid JSON: " + e.what());
-            }
-            if (!old.is_object() || !old.contains("context") || !old.contains("benchmarks") || !old["benchmarks"].is_array())
-                throw UsageError(path + ": cannot resume: not a results file (no context and benchmarks)");
+            const nlohmann::json old = read_json_file(path);
+            // Only a file that passes check-results is continued: its entries are kept as they are.
+            if (const auto problems = check_results(old); !problems.empty())
+                throw InputError(fmt::format("{}: cannot resume: not a valid results file ({}; `nbody-bench check-results {}` "
+                                             "lists every problem)",
+                                             path, problems.front(), path));
             const ordered_json fresh = results_context(registry_, spec_);
             for (const char* key : {"seed", "constants"})
                 if (old["context"].value("matrix", nlohmann::json::object()).value(key, nlohmann::json()) != fresh["matrix"][key])
@@ -163,7 +199,6 @@ private:
             const fs::path parent = fs::path(path).parent_path();
             if (!parent.empty()) fs::create_directories(parent);
         }
-        write_document();  // a valid file from the start: a kill before the first result leaves it empty, not absent
     }
 
     void write_document() { write_file_atomically(options_.out_path, document_.dump(1) + "\n"); }
@@ -171,6 +206,14 @@ private:
     // Google Benchmark calls this once per repetition of configuration `slot`.
     void repetition(std::size_t slot, benchmark::State& state) {
         Attempt& a = attempts_[slot];
+        if (options_.stop_on_signals && interrupt_signal() != 0) {
+            // Stop: what finished is written (the previous configuration, when this one had not
+            // begun); this configuration, begun or not, is left for --resume.
+            if (current_ != slot) finish_current();
+            a.interrupted = true;
+            state.SkipWithError("interrupted");
+            return;
+        }
         if (current_ != slot) {
             finish_current();  // the previous configuration reaches the disk before this one starts
             current_ = slot;
@@ -188,7 +231,18 @@ private:
         try {
             for (auto _ : state) {
                 state.PauseTiming();  // Google Benchmark's CPU clock runs for the timed steps only
-                const TimedPhaseHooks hooks{.on_start = [&] { state.ResumeTiming(); }, .on_stop = [&] { state.PauseTiming(); }};
+                TimedPhaseHooks hooks{
+                    .on_start = [&] { state.ResumeTiming(); }, .on_stop = [&] { state.PauseTiming(); }, .progress = {}};
+                const double per_repetition = a.estimated_seconds / c.repetitions;
+                if (per_repetition > kProgressAfterSeconds) {
+                    const auto repetition_start = std::chrono::steady_clock::now();
+                    hooks.progress.on_steps = [this, repetition_start, n = static_cast<double>(c.n)](int done, int total, bool timed) {
+                        const double elapsed =
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - repetition_start).count();
+                        const double per_step = elapsed / std::max(done, 1);
+                        progress_->steps(done, total, timed, per_step > 0 ? n * n / per_step : 0, per_step * (total - done));
+                    };
+                }
                 const Measurement m = measure_variant(*a.simulation, a.initial, c.warmup_steps, c.steps, hooks);
                 state.ResumeTiming();
                 // A clock that did not move gives no rate (N^2 / 0): a failure to say, not a number to record.
@@ -281,6 +335,13 @@ private:
         const Configuration& c = *a.config;
         current_ = kNone;
         reporter_->sink = nullptr;
+        if (a.interrupted) {  // some repetitions missing: nothing recorded, --resume runs it again
+            a.runs.clear();
+            a.simulation.reset();
+            a.initial = HostState{};
+            progress_->end("interrupted: not recorded");
+            return;
+        }
         bool failed_run = !a.error.empty();
         for (const Run& r : a.runs) failed_run |= run_failed(r);
         if (failed_run && a.error.empty())
@@ -401,6 +462,41 @@ std::string timing_summary(const nlohmann::ordered_json& entry) {
     else
         text += ", " + entry.value("error", std::string("not verified"));
     return text;
+}
+
+std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
+                                                       const std::vector<Configuration>& configurations,
+                                                       const CostLimits& limits, bool measure_when_over) {
+    std::vector<ConfigurationCost> out;
+    std::set<std::tuple<std::size_t, int, Workload>> references;
+    std::map<std::string, std::optional<Rate>> measured;
+    for (const Configuration& c : configurations) {
+        const double steps = static_cast<double>(c.repetitions) * (c.warmup_steps + c.steps) + c.verify_steps;
+        const double reference = references.insert({c.n, c.verify_steps, c.workload}).second
+                                     ? reference_seconds(c.workload, c.n, c.verify_steps, spec.verification.full_reference_max_n,
+                                                         spec.verification.sample_bodies)
+                                     : 0.0;
+        const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry);
+        ConfigurationCost e;
+        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, rate.interactions_per_second),
+                      .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
+                      .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
+                      .rate_source = rate.source};
+        if (measure_when_over && e.cost.seconds > limits.max_seconds) {
+            std::string key = c.variant->id + "/" + to_string(c.workload);
+            for (const auto& [name, value] : c.tuning) key += "/" + name + ":" + value;
+            if (!measured.count(key))
+                measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
+            if (const auto& m = measured[key]) {
+                e.cost.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, m->interactions_per_second);
+                e.cost.rate_source = m->source;
+            }
+        }
+        e.why = excess(e.cost, limits);
+        e.over_limit = !e.why.empty();
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options) {

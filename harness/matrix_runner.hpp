@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "estimate.hpp"
 #include "matrix.hpp"
 #include "nbody/registry.hpp"
 
@@ -19,6 +21,10 @@ struct MatrixRunOptions {
     bool overwrite = false;     // replace an existing file instead of refusing
     std::ostream* log = nullptr;  // progress and notes (nullptr: std::cout)
     bool interactive = false;     // redraw one progress line in place (a terminal)
+    CostLimits limits{};          // every configuration's estimate is held to these before anything runs
+    // Stop after the repetition in progress once SIGINT or SIGTERM arrives (interrupt.hpp), writing
+    // every finished configuration; the one in progress is left for --resume.
+    bool stop_on_signals = false;
 };
 
 struct MatrixRunSummary {
@@ -26,10 +32,26 @@ struct MatrixRunSummary {
     std::size_t already_done = 0;  // found in the file by --resume
     std::size_t finished = 0;      // run now, verified
     std::size_t failed = 0;        // run now, with an error (exception or failed verification)
+    int interrupted_by = 0;        // the signal that stopped the run early, 0 when it ran to the end
+    std::vector<std::string> not_run;  // interrupted: the configurations left for --resume
 };
 
-// `registry` supplies the variants (tests pass their own). UsageError on a bad matrix or an output
-// that exists without resume/overwrite or cannot be written.
+// What each configuration costs (estimate.hpp): its repetitions, warm-up and verification steps, and
+// the host reference when it is the first of the list to need it. `measure_when_over`: a
+// configuration whose modelled time exceeds the limit is estimated again from its variant's rate
+// measured here (once per variant, tuning and workload).
+struct ConfigurationCost {
+    Cost cost;
+    bool over_limit = false;
+    std::string why;  // excess(cost, limits)
+};
+std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
+                                                       const std::vector<Configuration>& configurations,
+                                                       const CostLimits& limits, bool measure_when_over);
+
+// `registry` supplies the variants (tests pass their own). UsageError on a bad matrix, an output
+// that exists without resume/overwrite or cannot be written, or a configuration whose estimate
+// exceeds `options.limits` (the message lists them and names --allow-long).
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options);
 
 // The progress line's account of one results entry (time per step, interactions/s, efficiency,

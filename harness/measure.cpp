@@ -1,5 +1,6 @@
 #include "measure.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <type_traits>
 #include <variant>
@@ -13,6 +14,25 @@ double seconds_since(Clock::time_point start) {
 }
 }  // namespace
 
+void advance_reporting(Simulation& simulation, int steps, const StepProgressHook& hook, int done_before, int total,
+                       bool timed) {
+    if (!hook.on_steps) {
+        simulation.advance(steps);
+        return;
+    }
+    int done = 0, chunk = 1;
+    while (done < steps) {
+        const int k = std::min(chunk, steps - done);
+        const auto start = Clock::now();
+        simulation.advance(k);
+        simulation.synchronize();
+        const double per_step = seconds_since(start) / k;
+        done += k;
+        hook.on_steps(done_before + done, total, timed);
+        chunk = static_cast<int>(std::clamp(hook.chunk_seconds / std::max(per_step, 1e-9), 1.0, 1e9));
+    }
+}
+
 Measurement measure_variant(Simulation& simulation, const HostState& initial, int warmup, int steps,
                             const TimedPhaseHooks& hooks) {
     Measurement m;
@@ -21,8 +41,9 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     simulation.synchronize();
     m.upload_s = seconds_since(start);
 
+    const int total = warmup + steps;
     if (warmup > 0) {
-        simulation.advance(warmup);
+        advance_reporting(simulation, warmup, hooks.progress, 0, total, false);
         simulation.synchronize();
         simulation.upload(initial);
         simulation.synchronize();
@@ -30,7 +51,7 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
 
     if (hooks.on_start) hooks.on_start();
     start = Clock::now();
-    simulation.advance(steps);
+    advance_reporting(simulation, steps, hooks.progress, warmup, total, true);
     simulation.synchronize();
     m.time_per_step_s = seconds_since(start) / steps;
     if (hooks.on_stop) hooks.on_stop();

@@ -16,12 +16,28 @@ struct Measurement {
     std::vector<float> activity_map;
 };
 
+// Told the steps done so far (warm-up and timed steps counted together), so a long run can show
+// progress. When set, the steps are advanced in chunks of about `chunk_seconds` each (the first
+// chunk is one step) with the device synchronised after each; the timed phase is still one clock
+// from its first step to its last synchronisation. Leave it unset for short runs: every chunk
+// adds a synchronisation.
+struct StepProgressHook {
+    std::function<void(int done, int total, bool timed)> on_steps;
+    double chunk_seconds = 1.0;
+};
+
 // Called right before the timed steps start and right after they end (device synchronised), so a
 // benchmark library's own clocks can cover exactly that phase.
 struct TimedPhaseHooks {
     std::function<void()> on_start;
     std::function<void()> on_stop;
+    StepProgressHook progress;
 };
+
+// Advances `steps` steps: at once without a hook, otherwise in chunks reported to the hook with
+// `done_before` steps already done of `total`.
+void advance_reporting(Simulation& simulation, int steps, const StepProgressHook& hook, int done_before, int total,
+                       bool timed);
 
 // Upload (timed), `warmup` steps, upload again (so the result is `steps` steps from `initial`),
 // `steps` timed steps, synchronise, download (timed).

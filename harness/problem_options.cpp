@@ -1,5 +1,10 @@
 #include "problem_options.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 
 #include "nbody/errors.hpp"
@@ -24,14 +29,29 @@ CLI::Validator accepted_by(const std::function<void(const std::string&)>& parse,
         allowed);
 }
 
+// A number > 0 and finite, with a message that says so (CLI11's PositiveNumber prints its range).
+const CLI::Validator& positive_finite() {
+    static const CLI::Validator check(
+        [](std::string& text) {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(value > 0) || !std::isfinite(value))
+                return "must be a positive finite number, got '" + text + "'";
+            return std::string();
+        },
+        "POSITIVE");
+    return check;
+}
+
 }  // namespace
 
 void ProblemOptions::add_constants_to(CLI::App& app) {
-    app.add_option("--G", constants.G, "gravitational constant")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--dt", constants.dt, "time step")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--softening", constants.softening, "softening length eps (eps^2 is added to r^2)")
+    app.add_option("--G", constants.G, "gravitational constant")->capture_default_str()->check(positive_finite());
+    app.add_option("--dt", constants.dt, "time step")->capture_default_str()->check(positive_finite());
+    // eps = 0 would make the j == i term 0 * inf = NaN (SPEC §1 includes it): eps must be positive.
+    app.add_option("--softening", constants.softening, "softening length eps > 0 (eps^2 is added to r^2)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(positive_finite());
 }
 
 void ProblemOptions::add_workload_to(CLI::App& app) {
@@ -57,6 +77,20 @@ void ProblemOptions::add_initial_state_to(CLI::App& app) {
 void ProblemOptions::add_tuning_to(CLI::App& app) {
     app.add_option("--tuning", tuning_assignments, "NAME=VALUE, repeatable (see `list`)");
 }
+
+void CostOptions::add_to(CLI::App& app) {
+    app.add_flag("--allow-long", allow_long,
+                 "run even when the estimate exceeds --time-limit or the memory of the machine or device");
+    app.add_option("--time-limit", time_limit_s, "longest estimated time of one run, in seconds, before refusing it")
+        ->capture_default_str()
+        ->check(positive_finite());
+}
+
+void refuse_costly(const std::string& what, const std::string& why) {
+    throw UsageError(fmt::format("{}: {}: refused; pass --allow-long to run it anyway", what, why));
+}
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 TuningValues ProblemOptions::tuning_overrides() const {
     TuningValues values;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "estimate.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/variant.hpp"
 
@@ -29,5 +30,20 @@ struct ProblemOptions {
     // or generated.
     HostState initial_state(std::size_t n) const;
 };
+
+// --allow-long and --time-limit (run, verify, matrix): what estimate.hpp's estimates are held to.
+struct CostOptions {
+    bool allow_long = false;
+    double time_limit_s = 3600;
+    void add_to(CLI::App& app);
+    CostLimits limits() const { return machine_limits(time_limit_s, allow_long); }
+};
+
+// The refusal of a run whose estimate exceeds the limits: a UsageError (exit 2) that says what,
+// why, and the flag that allows it.
+[[noreturn]] void refuse_costly(const std::string& what, const std::string& why);
+
+// Where progress goes: stderr, redrawn in place when it is a terminal.
+bool stderr_is_terminal();
 
 }  // namespace nbody

@@ -2,10 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace nbody {
+
+StepProgress::StepProgress(std::ostream& out, bool interactive, std::string what, std::size_t n)
+    : out_(out), interactive_(interactive), what_(std::move(what)), n_(static_cast<double>(n)),
+      start_(std::chrono::steady_clock::now()), last_line_(start_) {}
+
+StepProgress::~StepProgress() {
+    if (interactive_ && drawn_) out_ << "\r\033[K" << std::flush;
+}
+
+std::string StepProgress::line(int done, int total, bool timed, double rate, double seconds_left) {
+    return fmt::format("steps {}/{}{}, {:.2e} interactions/s, {} left", done, total, timed ? "" : " (warm-up)", rate,
+                       Progress::clock_text(seconds_left));
+}
+
+void StepProgress::update(int done, int total, bool timed) {
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (done <= 0 || elapsed <= 0) return;
+    if (!interactive_ && std::chrono::duration<double>(now - last_line_).count() < kLogProgressEverySeconds) return;
+    last_line_ = now;
+    const double per_step = elapsed / done;
+    const std::string text = what_ + ": " + line(done, total, timed, n_ * n_ / per_step, per_step * (total - done));
+    if (interactive_) {
+        out_ << "\r\033[K" << text << std::flush;
+        drawn_ = true;
+    } else {
+        out_ << text << '\n' << std::flush;
+    }
+}
 
 Progress::Progress(std::ostream& out, bool interactive, std::vector<double> work, std::vector<bool> on_gpu)
     : out_(out), interactive_(interactive), work_(std::move(work)), on_gpu_(std::move(on_gpu)),
@@ -51,6 +81,7 @@ void Progress::begin(std::size_t k, const std::string& what) {
     what_ = what;
     rep_done_ = rep_of_ = 0;
     current_start_ = std::chrono::steady_clock::now();
+    last_steps_line_ = current_start_;
     draw(fmt::format("[{}/{}] {} ({})", k + 1, work_.size(), what, status()));
 }
 
@@ -58,6 +89,14 @@ void Progress::repetition(int done, int of) {
     rep_done_ = done;
     rep_of_ = of;
     if (interactive_) draw(fmt::format("[{}/{}] {} rep {}/{} ({})", current_ + 1, work_.size(), what_, done + 1, of, status()));
+}
+
+void Progress::steps(int done, int total, bool timed, double interactions_per_second, double seconds_left) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!interactive_ && std::chrono::duration<double>(now - last_steps_line_).count() < kLogProgressEverySeconds) return;
+    last_steps_line_ = now;
+    draw(fmt::format("[{}/{}] {} rep {}/{}: {}", current_ + 1, work_.size(), what_, rep_done_ + 1, rep_of_,
+                     StepProgress::line(done, total, timed, interactions_per_second, seconds_left)));
 }
 
 void Progress::end(const std::string& outcome) {

@@ -12,6 +12,7 @@
 
 #include "build_info.hpp"
 #include "host_info.hpp"
+#include "json_input.hpp"
 #include "json_schema.hpp"
 
 namespace nbody {
@@ -163,15 +164,29 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& b = entries[i];
         const std::string where = fmt::format("/benchmarks/{}", i);
+        // The schema says "integer"; the checks below hold these in an int.
+        const auto int_range = [&](const nlohmann::json& object, const char* key, const std::string& at) {
+            if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return true;
+            const double v = object[key].get<double>();
+            if (v >= -2147483648.0 && v <= 2147483647.0) return true;
+            problems.push_back(fmt::format("{}/{}: {} does not fit the range of an int", at, key, object[key].dump()));
+            return false;
+        };
+        bool in_range = int_range(b, "d", where) && int_range(b, "steps", where);
+        if (b.contains("efficiency_limit_inputs"))
+            for (const char* key : {"cores", "simd_lanes", "fma_pipes", "sm_count", "lanes_per_sm"})
+                in_range = int_range(b["efficiency_limit_inputs"], key, where + "/efficiency_limit_inputs") && in_range;
+        if (!in_range) continue;
         const std::string run_name = b["run_name"];
         const bool aggregate = b["run_type"] == "aggregate";
         const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
                                           : fmt::format("{}#{}", run_name, b["repetition_index"].get<long>());
-        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + key);
+        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + json_text_excerpt(key));
         const Workload workload = entry_workload(b);
         const std::string expected_name = configuration_name(b["variant"], b["n"], b["d"], b["steps"], workload, b["tuning"]);
         if (run_name != expected_name)
-            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where, run_name, expected_name));
+            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where,
+                                           json_text_excerpt(run_name), json_text_excerpt(expected_name)));
         if (b.value("error_occurred", false)) {
             failed.insert(run_name);
             continue;
@@ -214,9 +229,10 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
     }
     for (const auto& [run_name, count] : iterations_of)
         if (count != repetitions_of[run_name])
-            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", run_name, count, repetitions_of[run_name]));
+            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", json_text_excerpt(run_name), count,
+                                           repetitions_of[run_name]));
     for (const auto& run_name : failed)
-        if (iterations_of.count(run_name)) problems.push_back(run_name + ": both an error entry and timed entries");
+        if (iterations_of.count(run_name)) problems.push_back(json_text_excerpt(run_name) + ": both an error entry and timed entries");
     return problems;
 }
 

@@ -1,14 +1,20 @@
 // `nbody-bench run`: one variant on one problem; prints the timings, writes state and map on request.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdio>
+#include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
+#include "estimate.hpp"
 #include "measure.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "problem_options.hpp"
+#include "progress.hpp"
 
 namespace nbody {
 
@@ -22,7 +28,41 @@ struct RunOptions {
     int warmup = 1;
     std::string state_out, map_out;
     ProblemOptions problem;
+    CostOptions cost;
 };
+
+// The first body whose position or velocity is not finite, as "body I: NAME = VALUE"; "" when none.
+template <class Real>
+std::string first_non_finite(const BodiesT<Real>& b) {
+    for (std::size_t i = 0; i < b.size(); ++i)
+        for (int axis = 0; axis < b.dim; ++axis) {
+            if (!std::isfinite(b.position(axis)[i])) return fmt::format("body {}: position {} = {}", i, "xyz"[axis], b.position(axis)[i]);
+            if (!std::isfinite(b.velocity(axis)[i])) return fmt::format("body {}: velocity {} = {}", i, "xyz"[axis], b.velocity(axis)[i]);
+        }
+    return "";
+}
+
+// Time and memory of the run before anything large is allocated; refused above the limits.
+Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, const RunOptions& o, std::size_t n) {
+    const Workload& workload = o.problem.workload;
+    const CostLimits limits = o.cost.limits();
+    const double steps = static_cast<double>(o.warmup) + o.steps;
+    Rate rate = modelled_rate(variant, tuning, workload, builtin_registry());
+    Cost cost{.seconds = steps_seconds(variant, n, o.d, steps, rate.interactions_per_second),
+              .host_bytes = host_bytes(variant, workload, n, o.d, 0),
+              .device_bytes = device_bytes(variant, workload, n, o.d),
+              .rate_source = rate.source};
+    if (cost.seconds > limits.max_seconds && !limits.allow)
+        if (const auto measured = measured_rate(variant, tuning, workload, o.problem.constants, n)) {
+            cost.seconds = steps_seconds(variant, n, o.d, steps, measured->interactions_per_second);
+            cost.rate_source = measured->source;
+        }
+    if (const std::string why = excess(cost, limits); !why.empty() && !limits.allow)
+        refuse_costly(fmt::format("run {} N={} D={} steps={} warm-up={} ({})", variant.id, n, o.d, o.steps, o.warmup,
+                                  to_string(workload)),
+                      why);
+    return cost;
+}
 
 void run(const RunOptions& o) {
     const VariantDescriptor* variant = builtin_registry().find(o.variant);
@@ -35,13 +75,32 @@ void run(const RunOptions& o) {
 
     // The workload is checked before anything is read or created: a variant never falls back to another.
     require_workload(*variant, o.problem.workload);
-    const HostState initial = o.problem.initial_state(o.n != 0 || !o.problem.input_path.empty() ? o.n : 1024);
+    const bool from_file = !o.problem.input_path.empty();
+    const std::size_t asked_n = o.n != 0 || from_file ? o.n : 1024;
+    if (variant->max_n != 0 && asked_n > variant->max_n)
+        throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, asked_n));
+    // With -n the cost is known before the state exists; from a file, once it is read (the reader
+    // holds no more than the largest N).
+    std::optional<Cost> cost;
+    if (!from_file) cost = checked_cost(*variant, tuning, o, asked_n);
+    const HostState initial = o.problem.initial_state(asked_n);
     Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload};
     if (variant->max_n != 0 && problem.n > variant->max_n)
         throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, problem.n));
+    if (!cost) cost = checked_cost(*variant, tuning, o, problem.n);
 
+    const bool long_run = cost->seconds > kProgressAfterSeconds;
+    std::optional<StepProgress> progress;
+    TimedPhaseHooks hooks;
+    if (long_run) {
+        fmt::print(stderr, "run: estimated {} ({}), about {} of host memory\n", duration_text(cost->seconds), cost->rate_source,
+                   bytes_text(cost->host_bytes));
+        progress.emplace(std::cerr, stderr_is_terminal(), variant->id, problem.n);
+        hooks.progress.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
+    }
     auto simulation = variant->create(problem, tuning);
-    const Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps);
+    const Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
+    progress.reset();
 
     std::string tuning_text;
     for (const auto& [name, value] : tuning) tuning_text += fmt::format("{}{}={}", tuning_text.empty() ? "" : " ", name, value);
@@ -54,6 +113,11 @@ void run(const RunOptions& o) {
     fmt::print("time per step    {:.6e} s\n", m.time_per_step_s);
     fmt::print("interactions/s   {:.4e}\n", interactions_per_second(problem.n, m.time_per_step_s));
     fmt::print("download         {:.6e} s\n", m.download_s);
+    std::fflush(stdout);
+
+    // A state that overflowed is a failed run, not a result: nothing is written.
+    if (const std::string bad = std::visit([](const auto& b) { return first_non_finite(b); }, m.final_state); !bad.empty())
+        throw std::runtime_error(fmt::format("the state is not finite after {} steps ({}): nothing written", o.steps, bad));
 
     if (!o.state_out.empty()) {
         write_state_csv(o.state_out, m.final_state,
@@ -82,6 +146,7 @@ void add_run_command(CLI::App& app, int& exit_status) {
     o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);
     o->problem.add_tuning_to(*cmd);
+    o->cost.add_to(*cmd);
     cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)");
     cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
     cmd->callback([o, &exit_status] {

@@ -232,26 +232,35 @@ Thresholds ThresholdOverrides::applied_to(Thresholds t) const {
 }
 
 ReferenceSolution::ReferenceSolution(const HostState& initial, const PhysicsConstants& constants, Integrator integrator,
-                                     std::vector<int> steps, const VerificationSettings& settings)
+                                     std::vector<int> steps, const VerificationSettings& settings,
+                                     const std::function<void(int, int)>& on_step)
     : precision_(state_precision(initial)), dim_(state_dim(initial)), n_(state_size(initial)) {
     if (steps.empty()) throw std::logic_error("verification needs at least one step count");
     std::sort(steps.begin(), steps.end());
     steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
     steps_ = std::move(steps);
-    std::visit([&](const auto& bodies) { compute(bodies, constants, integrator, settings); }, initial);
+    std::visit([&](const auto& bodies) { compute(bodies, constants, integrator, settings, on_step); }, initial);
 }
 
 template <class Real>
 void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConstants& constants, Integrator integrator,
-                                const VerificationSettings& settings) {
+                                const VerificationSettings& settings, const std::function<void(int, int)>& on_step) {
     using T = TruthOf<Real>;
     BodiesT<T> state = BodiesT<T>::converted_from(initial);
     if (n_ <= settings.full_reference_max_n) {
         kind_ = CheckKind::full;
         int done = 0;
+        // Reported step by step under Euler; a leapfrog call starts with a force evaluation, so
+        // leapfrog advances to each step count at once (reported there).
+        const bool step_by_step = on_step && integrator == Integrator::euler;
         for (int k : steps_) {
+            for (; step_by_step && done + 1 < k; ++done) {
+                reference_advance(state, constants, integrator, 1);
+                on_step(done + 1, steps_.back());
+            }
             reference_advance(state, constants, integrator, k - done);
             done = k;
+            if (on_step) on_step(done, steps_.back());
             states_.emplace(k, Truth::converted_from(state));
         }
         return;
@@ -345,14 +354,15 @@ CheckResult ReferenceSolution::check(int steps, const HostState& got_state, cons
 }
 
 std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
-                                           const ReferenceSolution& reference, int d, const Thresholds& limits) {
+                                           const ReferenceSolution& reference, int d, const Thresholds& limits,
+                                           const StepProgressHook& progress) {
     std::vector<CheckResult> results;
     simulation.upload(initial);
     HostState state = empty_state({state_dim(initial), state_precision(initial), {}}, 0);
     std::vector<float> map;
     int done = 0;
     for (int k : reference.steps()) {
-        simulation.advance(k - done);
+        advance_reporting(simulation, k - done, progress, done, reference.steps().back(), true);
         simulation.synchronize();
         done = k;
         simulation.download(state, map);

@@ -11,12 +11,14 @@
 // evaluation on the host), the subset's velocities the subset's accelerations at the new positions.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
 #include "nbody/bodies.hpp"
 #include "nbody/variant.hpp"
 
@@ -86,8 +88,10 @@ struct CheckResult {
 // in long double for float64 workloads (more exact than the variant's arithmetic in both cases).
 class ReferenceSolution {
 public:
+    // `on_step` (optional): told after each reference step of a full check (done, of), for progress.
     ReferenceSolution(const HostState& initial, const PhysicsConstants& constants, Integrator integrator,
-                      std::vector<int> steps, const VerificationSettings& settings);
+                      std::vector<int> steps, const VerificationSettings& settings,
+                      const std::function<void(int done, int of)>& on_step = {});
     CheckKind kind() const { return kind_; }
     Precision precision() const { return precision_; }
     // The step counts this reference can check (the sampled check: only 1).
@@ -100,7 +104,7 @@ private:
     using Truth = BodiesT<long double>;
     template <class Real>
     void compute(const BodiesT<Real>& initial, const PhysicsConstants& constants, Integrator integrator,
-                 const VerificationSettings& settings);
+                 const VerificationSettings& settings, const std::function<void(int, int)>& on_step);
 
     CheckKind kind_ = CheckKind::full;
     Precision precision_ = Precision::fp32;
@@ -112,9 +116,11 @@ private:
     std::vector<std::vector<long double>> sample_velocity_;  // [axis][k]
 };
 
-// Uploads `initial`, advances to each of reference.steps() in turn and checks each.
+// Uploads `initial`, advances to each of reference.steps() in turn and checks each. `progress`
+// (optional) is told the steps done (measure.hpp: the steps then advance in chunks).
 std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
-                                           const ReferenceSolution& reference, int d, const Thresholds& limits);
+                                           const ReferenceSolution& reference, int d, const Thresholds& limits,
+                                           const StepProgressHook& progress = {});
 
 // Whether `value` is within `limit` (NaN never is).
 inline bool within(double value, double limit) { return value <= limit; }

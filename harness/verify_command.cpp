@@ -1,20 +1,26 @@
 // `nbody-bench verify`: every available variant (or those matching --variants) against the host
 // reference (double for float32 workloads, long double for float64 ones), for several N, D, step
 // counts and every workload each variant runs; prints a table and exits 1 when any check fails.
+// `--input FILE` checks them on the user's own state instead (its N and dimension), with the same
+// thresholds and, above --full-reference-max-n, the same sampled check.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
+#include "estimate.hpp"
 #include "matrix.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
+#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "problem_options.hpp"
+#include "progress.hpp"
 #include "verification.hpp"
 
 namespace nbody {
@@ -35,13 +41,15 @@ struct VerifyOptions {
     std::size_t cpu_max_n = 16384;
     VerificationSettings settings;
     ProblemOptions problem;
+    CostOptions cost;
+    bool n_given = false, dim_given = false;
 };
 
 std::string error_cell(double value) { return fmt::format("{:>12.3e}", value); }
 
-std::vector<Workload> requested_workloads(const VerifyOptions& o) {
+std::vector<Workload> requested_workloads(const VerifyOptions& o, const std::vector<int>& dims) {
     std::vector<Workload> out;
-    for (int dim : o.dims)
+    for (int dim : dims)
         for (const auto& precision : o.precisions)
             for (const auto& integrator : o.integrators)
                 out.push_back({dim, parse_precision(precision), parse_integrator(integrator)});
@@ -50,12 +58,90 @@ std::vector<Workload> requested_workloads(const VerifyOptions& o) {
     return out;
 }
 
+// With --input: the file's dimension (its field count, or the one --dim names) and its N (which
+// -n, when given, must equal). The reader reports a malformed file with its line (exit 2).
+void take_sizes_from_input(const VerifyOptions& o, std::vector<int>& dims, std::vector<std::size_t>& ns) {
+    const std::string& path = o.problem.input_path;
+    if (o.dim_given && o.dims.size() != 1) throw UsageError("verify --input: --dim names the file's one dimension (2 or 3)");
+    if (o.n_given && o.ns.size() != 1) throw UsageError("verify --input: -n names the file's one body count");
+    dims = {o.dim_given ? o.dims.front() : csv_state_dim(path)};
+    const Workload workload{dims.front(), parse_precision(o.precisions.front()), Integrator::euler};
+    ns = {state_size(read_state_csv(path, workload, o.n_given ? std::optional(o.ns.front()) : std::nullopt, o.problem.seed))};
+}
+
+struct PlannedCheck {
+    const VariantDescriptor* variant;
+    std::size_t n;
+    Workload workload;
+};
+
+// The checks to make, each held to the cost limits (a variant's check at one N and workload is one
+// run: its share of the reference and every D and step count); notes say what is left out and why.
+std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<const VariantDescriptor*>& runnable,
+                                      const std::vector<std::size_t>& ns, const std::vector<Workload>& workloads,
+                                      std::vector<std::string>& notes, double& total_seconds) {
+    const CostLimits limits = o.cost.limits();
+    const int max_steps = *std::max_element(o.steps.begin(), o.steps.end());
+    const int max_d = *std::max_element(o.ds.begin(), o.ds.end());
+    std::vector<PlannedCheck> planned;
+    std::vector<std::string> refused;
+    total_seconds = 0;
+    for (std::size_t n : ns) {
+        for (const Workload& workload : workloads) {
+            const bool sampled = n > o.settings.full_reference_max_n;
+            const int checked_steps = sampled ? 1 : max_steps;
+            const double reference = reference_seconds(workload, n, max_steps, o.settings.full_reference_max_n, o.settings.sample_bodies);
+            bool reference_counted = false;
+            for (const auto* v : runnable) {
+                if (!v->workloads.supports(workload)) continue;
+                if (v->max_n != 0 && n > v->max_n) {
+                    notes.push_back(fmt::format("{} not run at N={}: it accepts N <= {}", v->id, n, v->max_n));
+                    continue;
+                }
+                if (!v->runs_on_gpu && n > o.cpu_max_n) {
+                    notes.push_back(fmt::format("CPU variant {} not run at N={} (--cpu-max-n {})", v->id, n, o.cpu_max_n));
+                    continue;
+                }
+                const TuningValues tuning = Registry::resolve_tuning(*v, {});
+                const auto seconds_at = [&](double rate) {
+                    double s = reference;
+                    for (int d : o.ds) s += steps_seconds(*v, n, d, checked_steps, rate);
+                    return s;
+                };
+                Rate rate = modelled_rate(*v, tuning, workload, builtin_registry());
+                Cost cost{.seconds = seconds_at(rate.interactions_per_second),
+                          .host_bytes = host_bytes(*v, workload, n, max_d, static_cast<int>(o.steps.size())),
+                          .device_bytes = device_bytes(*v, workload, n, max_d),
+                          .rate_source = rate.source};
+                if (cost.seconds > limits.max_seconds && !limits.allow)
+                    if (const auto measured = measured_rate(*v, tuning, workload, o.problem.constants, n)) {
+                        cost.seconds = seconds_at(measured->interactions_per_second);
+                        cost.rate_source = measured->source + ", host reference " + duration_text(reference);
+                    }
+                if (const std::string why = excess(cost, limits); !why.empty() && !limits.allow)
+                    refused.push_back(fmt::format("{} N={} {}: {}", v->id, n, to_string(workload), why));
+                total_seconds += cost.seconds - (reference_counted ? reference : 0.0);
+                reference_counted = true;
+                planned.push_back({v, n, workload});
+            }
+        }
+    }
+    if (!refused.empty())
+        refuse_costly("verify", fmt::format("{} check{} above the limits, first {}", refused.size(),
+                                            refused.size() == 1 ? "" : "s", refused.front()));
+    return planned;
+}
+
 int verify(const VerifyOptions& o) {
     const auto start = std::chrono::steady_clock::now();
     const Registry& registry = builtin_registry();
     const auto selected = registry.match(o.patterns);
     if (selected.empty()) throw UsageError("no variant matches --variants '" + o.patterns + "' (see `nbody-bench list`)");
-    const std::vector<Workload> workloads = requested_workloads(o);
+    const bool from_file = !o.problem.input_path.empty();
+    std::vector<int> dims = o.dims;
+    std::vector<std::size_t> ns = o.ns;
+    if (from_file) take_sizes_from_input(o, dims, ns);
+    const std::vector<Workload> workloads = requested_workloads(o, dims);
 
     std::vector<std::string> skipped;
     const auto runnable = available_variants(selected, skipped);
@@ -67,6 +153,11 @@ int verify(const VerifyOptions& o) {
             fmt::print("{} runs {} only: not checked on {} of the {} workloads asked for\n", v->id,
                        v->workloads.describe(), unsupported, workloads.size());
     }
+    std::vector<std::string> notes;
+    double estimated_seconds = 0;
+    const std::vector<PlannedCheck> planned = plan_checks(o, runnable, ns, workloads, notes, estimated_seconds);
+    if (from_file) fmt::print("initial state from {} (N={}, {}D)\n", o.problem.input_path, ns.front(), dims.front());
+    if (estimated_seconds > kProgressAfterSeconds) fmt::print(stderr, "verify: estimated {}\n", duration_text(estimated_seconds));
     fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {:>12} {:>12} {:>12} {:>12} {:>6} {:>6} {:>6}  {}\n", "variant",
                "workload", "N", "D", "K", "check", "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff", "ambig",
                "moved", "unexpl", "result");
@@ -83,40 +174,48 @@ int verify(const VerifyOptions& o) {
     }
     std::fflush(stdout);
 
+    const bool show_progress = estimated_seconds > kProgressAfterSeconds;
     int passed = 0, failed = 0;
-    std::vector<std::string> notes;
-    for (std::size_t n : o.ns) {
+    for (std::size_t n : ns) {
         for (const Workload& workload : workloads) {
-            const HostState initial = generate_state(workload, n, o.problem.seed);
+            const auto here = [&](const PlannedCheck& c) { return c.n == n && c.workload == workload; };
+            if (std::none_of(planned.begin(), planned.end(), here)) continue;
+            // The user's state, read in this workload's precision, or the generated one.
+            const HostState initial = from_file ? read_state_csv(o.problem.input_path, workload, n, o.problem.seed)
+                                                : generate_state(workload, n, o.problem.seed);
             const Thresholds t = o.settings.thresholds_for(workload.precision);
             const std::string workload_name = to_string(workload);
-            std::optional<ReferenceSolution> reference;  // built on first use
-            for (const auto* v : runnable) {
-                if (!v->workloads.supports(workload)) continue;
-                if (v->max_n != 0 && n > v->max_n) {
-                    notes.push_back(fmt::format("{} not run at N={}: it accepts N <= {}", v->id, n, v->max_n));
-                    continue;
-                }
-                if (!v->runs_on_gpu && n > o.cpu_max_n) {
-                    notes.push_back(fmt::format("CPU variant {} not run at N={} (--cpu-max-n {})", v->id, n, o.cpu_max_n));
-                    continue;
-                }
-                if (!reference)
-                    reference.emplace(initial, o.problem.constants, workload.integrator, o.steps, o.settings);
+            std::optional<StepProgress> reference_progress;
+            if (show_progress)
+                reference_progress.emplace(std::cerr, stderr_is_terminal(), fmt::format("reference N={} {}", n, workload_name), n);
+            const ReferenceSolution reference(initial, o.problem.constants, workload.integrator, o.steps, o.settings,
+                                              [&](int done, int of) {
+                                                  if (reference_progress) reference_progress->update(done, of, true);
+                                              });
+            reference_progress.reset();
+            for (const PlannedCheck& check : planned) {
+                if (!here(check)) continue;
+                const VariantDescriptor* v = check.variant;
                 for (int d : o.ds) {
                     std::vector<CheckResult> results;
                     std::string error;
                     try {
+                        std::optional<StepProgress> progress;
+                        StepProgressHook hook;
+                        if (show_progress) {
+                            progress.emplace(std::cerr, stderr_is_terminal(), fmt::format("{} N={} D={}", v->id, n, d), n);
+                            hook.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
+                        }
                         const Problem problem{.n = n, .d = d, .constants = o.problem.constants, .workload = workload};
                         auto simulation = v->create(problem, Registry::resolve_tuning(*v, {}));
-                        results = verify_simulation(*simulation, initial, *reference, d, t);
+                        results = verify_simulation(*simulation, initial, reference, d, t, hook);
                     } catch (const std::exception& e) {
                         error = e.what();
                     }
                     if (!error.empty()) {
                         ++failed;
                         fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {:>72}  FAIL ({})\n", v->id, workload_name, n,
-                                   d, "-", to_string(reference->kind()), "", error);
+                                   d, "-", to_string(reference.kind()), "", error);
                     }
                     for (const CheckResult& r : results) {
                         (r.passed ? passed : failed) += 1;
@@ -130,7 +229,7 @@ int verify(const VerifyOptions& o) {
                     std::fflush(stdout);
                 }
             }
-            if (reference && reference->kind() == CheckKind::sampled && o.steps != std::vector<int>{1})
+            if (reference.kind() == CheckKind::sampled && o.steps != std::vector<int>{1})
                 notes.push_back(fmt::format("N={} {} > --full-reference-max-n {}: sampled check of the first step only "
                                             "({} bodies' velocities, every position and the map)",
                                             n, workload_name, o.settings.full_reference_max_n,
@@ -164,23 +263,32 @@ void add_verify_command(CLI::App& app, int& exit_status) {
     auto o = std::make_shared<VerifyOptions>();
     auto* cmd = app.add_subcommand("verify", "Check variants against the host reference on every workload they run and print a table of their errors");
     cmd->add_option("--variants", o->patterns, "comma-separated glob patterns of variant ids (default: every available one)")->capture_default_str();
-    cmd->add_option("-n,--bodies", o->ns, "body counts N")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+    auto* n_option = cmd->add_option("-n,--bodies", o->ns, "body counts N (with --input: the file's, which -n must equal)")
+                         ->capture_default_str()
+                         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
     cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(CLI::Range(1, 65536));
     cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(CLI::Range(1, 100000));
     cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str();
     cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(CLI::PositiveNumber);
     cmd->add_option("--sample-bodies", o->settings.sample_bodies, "bodies whose velocity the sampled check compares")->capture_default_str()->check(CLI::PositiveNumber);
     add_threshold_options(*cmd, o->settings.overrides);
-    cmd->add_option("--dim", o->dims, "dimensions to check (2, 3)")->capture_default_str()->check(CLI::IsMember({2, 3}));
+    auto* dim_option = cmd->add_option("--dim", o->dims, "dimensions to check (2, 3; with --input: the file's, from its field count)")
+                           ->capture_default_str()
+                           ->check(CLI::IsMember({2, 3}));
     cmd->add_option("--precision", o->precisions, "precisions to check (fp32, fp64)")
         ->capture_default_str()
         ->check(CLI::IsMember({"fp32", "fp64"}));
     cmd->add_option("--integrator", o->integrators, "integrators to check (euler, leapfrog)")
         ->capture_default_str()
         ->check(CLI::IsMember({"euler", "leapfrog"}));
-    cmd->add_option("--seed", o->problem.seed, "SplitMix64 seed of the generated initial state")->capture_default_str();
+    o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);
-    cmd->callback([o, &exit_status] { exit_status = verify(*o); });
+    o->cost.add_to(*cmd);
+    cmd->callback([o, n_option, dim_option, &exit_status] {
+        o->n_given = n_option->count() > 0;
+        o->dim_given = dim_option->count() > 0;
+        exit_status = verify(*o);
+    });
 }
 
 }  // namespace nbody

@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Set up, build, and run the whole test suite (GoogleTest + plot tests) under ctest.
+# NBODY_RELIABILITY=1 then runs the sanitizer builds (scripts/sanitizers.sh) and the bounded fuzz
+# runs (scripts/fuzz.sh), as CI does (docs/reliability.md); each stage's wall time is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
-ctest --preset "${NBODY_PRESET:-cpu}" -j "$(nproc)"
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "stage ${name}: $((SECONDS - start)) s"
+}
+stage setup bash scripts/setup.sh
+stage build bash scripts/build.sh
+stage tests ctest --preset "${NBODY_PRESET:-cpu}" -j "$(nproc)"
+if [[ ${NBODY_RELIABILITY:-0} == 1 ]]; then
+  stage sanitizers bash scripts/sanitizers.sh
+  stage fuzz bash scripts/fuzz.sh
+fi

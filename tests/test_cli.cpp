@@ -1,21 +1,31 @@
 // nbody-bench as a user runs it: list, run, written files, and exit status 2 with a one-line
 // message on bad input, leaving nothing half-written.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "estimate.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
+#include "results.hpp"
 #include "test_support.hpp"
 
 namespace nbody {
@@ -214,6 +224,245 @@ TEST(Cli, ResultsCountTheProcessCpusWhenOpenMPBindsThreads) {
         const auto json = nlohmann::json::parse(testing::read_text(results));
         EXPECT_EQ(json["context"]["host_cpu"]["logical_cpus"].get<int>(), given) << bind;
     }
+}
+
+// --- Refusals before work (docs/reliability.md) -----------------------------------------------------
+
+// The issue's example: about a year of work at 2^26 bodies on one core, refused at once with the
+// estimate and the flag that allows it; nothing is allocated for the state.
+TEST(Cli, InfeasibleRunIsRefusedWithTheEstimateAndTheFlag) {
+    TempDir dir;
+    const auto started = std::chrono::steady_clock::now();
+    const Outcome r = run_bench("run --variant serial.reference -n 67108864 --steps 1", dir);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex("estimated [0-9]+ (days|years)"))) << r.err;
+    EXPECT_NE(r.err.find("above the limit of 1 h 00 min"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("measured here"), std::string::npos) << r.err;  // not the model alone
+    EXPECT_NE(r.err.find("--allow-long"), std::string::npos) << r.err;
+    EXPECT_LT(seconds, 60.0);  // no hang: the refusal comes before the work
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, AllowLongRunsWhatTheTimeLimitRefuses) {
+    TempDir dir;
+    const std::string run = "run --variant serial.reference -n 1500 --steps 2 --time-limit 0.0001";
+    const Outcome refused = run_bench(run, dir);
+    EXPECT_EQ(refused.status, 2) << refused.err;
+    EXPECT_NE(refused.err.find("above the limit of 0.0001 s"), std::string::npos) << refused.err;
+    const Outcome allowed = run_bench(run + " --allow-long --state-out " + dir.file("s.csv"), dir);
+    EXPECT_EQ(allowed.status, 0) << allowed.err;
+    EXPECT_NE(allowed.out.find("time per step"), std::string::npos) << allowed.out;
+    EXPECT_EQ(read_bodies_csv(dir.file("s.csv"), 1500, 42).size(), 1500u);
+}
+
+TEST(Cli, MoreMemoryThanTheMachineHasIsRefused) {
+    TempDir dir;
+    const Outcome r = run_bench("run --variant serial.reference -n 100000 --steps 1", dir, "NBODY_HOST_MEMORY_BYTES=1000000 ");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("of host memory, 1 MB available"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--allow-long"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerifyAndMatrixAreRefusedAboveTheLimitAndWriteNothing) {
+    TempDir dir;
+    const Outcome verify = run_bench("verify --variants serial.reference -n 2000 --steps 1 --dim 2 --precision fp32 "
+                                     "--integrator euler --time-limit 0.0001", dir);
+    EXPECT_EQ(verify.status, 2) << verify.err;
+    EXPECT_NE(verify.err.find("verify: 1 check above the limits, first serial.reference N=2000 2d/fp32/euler: estimated"),
+              std::string::npos) << verify.err;
+    const std::string matrix = dir.write("m.json", R"({"name": "limit", "steps": 2, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference"], "n": [1500, 64], "d": [4]}]})");
+    const Outcome refused = run_bench("matrix " + matrix + " --out " + dir.file("r.json") + " --time-limit 0.001", dir);
+    EXPECT_EQ(refused.status, 2) << refused.err;
+    EXPECT_NE(refused.err.find("matrix limit: 1 of 2 configurations above the limits (serial.reference/n:1500/d:4/steps:2: estimated"),
+              std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+}
+
+// The seconds in "estimated X (Y s)" lines.
+std::vector<double> estimated_seconds(const std::string& text) {
+    std::vector<double> out;
+    const std::regex seconds(R"(estimated [^()\n]* \(([0-9.e+-]+) s[;)])");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), seconds); it != std::sregex_iterator(); ++it)
+        out.push_back(std::stod((*it)[1]));
+    return out;
+}
+
+// --dry-run: an estimate per configuration (which grows as N^2 x steps) and their total.
+TEST(Cli, DryRunEstimatesEveryConfigurationAndTheirTotal) {
+    TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "plan", "steps": 10, "warmup_steps": 0, "repetitions": 1,
+        "verification": {"steps": 1},
+        "groups": [{"variants": ["serial.reference"], "n": [2000, 4000], "d": [4]},
+                   {"variants": ["serial.reference"], "n": [2000], "d": [4], "steps": 40}]})");
+    const Outcome r = run_bench("matrix " + matrix + " --dry-run", dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::vector<double> s = estimated_seconds(r.out);
+    ASSERT_EQ(s.size(), 4u) << r.out;  // three configurations and the total
+    EXPECT_NEAR(s[0] + s[1] + s[2], s[3], 0.01 + 1e-3 * s[3]) << r.out;
+    // 4000 bodies: 4x the interactions of 2000 (its own reference too). 40 steps: 4x the steps of
+    // the first, but not its reference (the same N and verification steps share one): less than 4x.
+    EXPECT_NEAR(s[1] / s[0], 4.0, 0.05) << r.out;
+    EXPECT_GT(s[2], 2.0 * s[0]) << r.out;
+    EXPECT_LT(s[2], 4.0 * s[0]) << r.out;
+    EXPECT_NE(r.out.find("matrix plan: 3 configurations, estimated total"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+}
+
+// --- SIGINT and SIGTERM during a matrix --------------------------------------------------------------
+
+// Starts nbody-bench with `args`, stdout and stderr to files in `dir`; returns the process id.
+pid_t start_bench(const std::vector<std::string>& args, const TempDir& dir) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        const int out = ::open(dir.file("stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = ::open(dir.file("stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(out, STDOUT_FILENO);
+        ::dup2(err, STDERR_FILENO);
+        std::vector<char*> argv{const_cast<char*>(NBODY_BENCH_PATH)};
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(NBODY_BENCH_PATH, argv.data());
+        ::_exit(127);
+    }
+    return child;
+}
+
+// Entries in the results file at `path` once it holds at least `entries` (it is written whole,
+// by rename, so every read is valid JSON); empty after `timeout`.
+nlohmann::json wait_for_entries(const std::string& path, std::size_t entries, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!std::filesystem::exists(path)) continue;
+        const auto doc = nlohmann::json::parse(testing::read_text(path));
+        if (doc["benchmarks"].size() >= entries) return doc;
+    }
+    return {};
+}
+
+void interrupt_then_resume(int signal_number, int expected_status, const char* signal_text) {
+    TempDir dir;
+    std::string sizes;
+    for (int n = 1200; n <= 2600; n += 100) {
+        if (!sizes.empty()) sizes += ", ";
+        sizes += std::to_string(n);
+    }
+    const std::string matrix = dir.write("m.json", R"({"name": "interrupted", "steps": 6, "warmup_steps": 0, "repetitions": 2,
+        "groups": [{"variants": ["serial.reference"], "n": [)" + sizes + R"(], "d": [4]}]})");
+    const std::string results = dir.file("r.json");
+    const pid_t child = start_bench({"matrix", matrix, "--out", results}, dir);
+    ASSERT_GT(child, 0);
+    // Two repetitions and four aggregates per configuration: the first one is on disk.
+    ASSERT_FALSE(wait_for_entries(results, 6, std::chrono::seconds(120)).is_null());
+    ASSERT_EQ(::kill(child, signal_number), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), expected_status);
+
+    const std::string err = testing::read_text(dir.file("stderr.txt"));
+    EXPECT_NE(err.find(std::string("interrupted by ") + signal_text), std::string::npos) << err;
+    EXPECT_NE(err.find("--resume"), std::string::npos) << err;
+    const auto stopped = nlohmann::json::parse(testing::read_text(results));
+    const auto problems = check_results(stopped);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    const std::size_t finished = stopped["benchmarks"].size() / 6;
+    EXPECT_GE(finished, 1u);
+    EXPECT_LT(finished, 15u);
+    EXPECT_EQ(stopped["benchmarks"].size() % 6, 0u);  // whole configurations only
+    EXPECT_NE(err.find(fmt::format("{} configurations not run", 15 - finished)), std::string::npos) << err;
+
+    const Outcome resumed = run_bench("matrix " + matrix + " --out " + results + " --resume", dir);
+    EXPECT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find(fmt::format("{} already in the file, {} run and verified", finished, 15 - finished)),
+              std::string::npos) << resumed.out;
+    const auto done = nlohmann::json::parse(testing::read_text(results));
+    EXPECT_TRUE(check_results(done).empty());
+    EXPECT_EQ(done["benchmarks"].size(), 15u * 6u);
+    for (std::size_t i = 0; i < stopped["benchmarks"].size(); ++i) EXPECT_EQ(done["benchmarks"][i], stopped["benchmarks"][i]);
+}
+
+TEST(Cli, SigintStopsAMatrixAfterTheMeasurementAndResumeCompletesIt) { interrupt_then_resume(SIGINT, 130, "SIGINT"); }
+
+TEST(Cli, SigtermStopsAMatrixTheSameWayWithStatus143) { interrupt_then_resume(SIGTERM, 143, "SIGTERM"); }
+
+// --- verify --input ----------------------------------------------------------------------------------
+
+TEST(Cli, VerifyChecksEveryVariantOnTheUsersOwnState) {
+    TempDir dir;
+    const std::string state = dir.file("mine.csv");
+    ASSERT_EQ(run_bench("run --variant serial.reference -n 333 --steps 3 --dim 3 --state-out " + state, dir).status, 0);
+    const Outcome r = run_bench("verify --input " + state + " --steps 1 2 -d 7 --precision fp32 fp64 --integrator euler", dir);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("initial state from " + state + " (N=333, 3D)"), std::string::npos) << r.out;  // N and dim from the file
+    EXPECT_NE(r.out.find("serial.reference                 3d/fp64/euler        333     7   2 full"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("2d/"), std::string::npos) << r.out;
+}
+
+TEST(Cli, VerifyInputThatIsMalformedOrOfAnotherSizeExitsTwo) {
+    TempDir dir;
+    const std::string bad = dir.write("bad.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,nan\n");
+    const Outcome malformed = run_bench("verify --input " + bad, dir);
+    EXPECT_EQ(malformed.status, 2);
+    EXPECT_EQ(line_count(malformed.err), 1) << malformed.err;
+    EXPECT_NE(malformed.err.find(bad + ":2: field 5 (m): 'nan' is not finite"), std::string::npos) << malformed.err;
+    const std::string good = dir.write("good.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,1\n");
+    for (const char* args : {" -n 3", " --dim 3", " --dim 2 3"}) {
+        const Outcome r = run_bench("verify --input " + good + args, dir);
+        EXPECT_EQ(r.status, 2) << args << r.err;
+        EXPECT_EQ(line_count(r.err), 1) << r.err;
+    }
+}
+
+// A state that overflows is a failed run (exit 1), not a result written to disk.
+TEST(Cli, RunWhoseStateBecomesNonFiniteFailsAndWritesNothing) {
+    TempDir dir;
+    const std::string input = dir.write("far.csv", "3e38,0.5,0,0,1\n-3e38,0.5,0,0,1\n");
+    const Outcome r = run_bench("run --variant serial.reference --steps 1 --input " + input + " --state-out " + dir.file("s.csv"), dir);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("the state is not finite after 1 steps (body 0: "), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("s.csv")));
+}
+
+// --- Every refused corpus file through the command that reads it: exit 2, one line ---------------------
+
+TEST(Cli, EveryRefusedCorpusFileExitsTwoWithOneLineNamingIt) {
+    const std::filesystem::path fuzz = std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz";
+    std::ifstream tsv(fuzz / "corpus" / "expected.tsv");
+    TempDir dir;
+    std::string line;
+    int checked = 0;
+    while (std::getline(tsv, line)) {
+        std::vector<std::string> f;
+        std::stringstream fields(line);
+        for (std::string field; std::getline(fields, field, '\t');) f.push_back(field);
+        if (f.size() < 5 || f[0].front() == '#' || f[3] != "refused") continue;
+        const std::string path = (fuzz / "corpus" / f[0] / f[1]).string();
+        std::string args;
+        if (f[0] == "state_csv") {
+            args = "run --variant serial.reference --steps 1 --state-out " + dir.file("s.csv") + " --input " + path;
+            if (f[2].find("dim=3") != std::string::npos) args += " --dim 3";
+            if (f[2].find("fp64") != std::string::npos) args += " --precision fp64";
+            if (const auto n = f[2].find("n="); n != std::string::npos) args += " -n " + f[2].substr(n + 2);
+        } else if (f[0] == "matrix") {
+            args = "matrix --dry-run " + path;
+        } else {
+            args = "check-results " + path;
+        }
+        SCOPED_TRACE(args);
+        const Outcome r = run_bench(args, dir);
+        EXPECT_EQ(r.status, 2) << r.err;
+        EXPECT_EQ(line_count(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+        EXPECT_NE((r.err + r.out).find(f[4]), std::string::npos) << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("s.csv")));
+        ++checked;
+    }
+    EXPECT_GE(checked, 60);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "nbody/io.hpp"
 #include "test_support.hpp"
 
+#include <sstream>
 #include <variant>
 
 namespace nbody {
@@ -195,6 +196,56 @@ TEST(InputReader3D, Float64ParsesValuesOutsideTheFloatRangeAndRejectsThoseOutsid
     EXPECT_NE(too_wide.find("out of"), std::string::npos) << too_wide;
     const auto mass = error_of_workload<double>("0.1,0.2,0.3,0,0,0,-1e-300\n", 3);
     EXPECT_NE(mass.find("field 7 (m)"), std::string::npos) << mass;
+}
+
+TEST(InputReader, StreamAndFileGiveTheSameState) {
+    TempDir dir;
+    const std::string text = "# c\n0.25,0.5,1,-2,0.5\n,,,,\n";
+    std::istringstream in(text);
+    const Bodies from_stream = read_bodies_csv_of<float>(in, "state", std::nullopt, 42, 2);
+    const Bodies from_file = read_bodies_csv(dir.write("s.csv", text), std::nullopt, 42);
+    EXPECT_EQ(from_stream.x, from_file.x);
+    EXPECT_EQ(from_stream.y, from_file.y);
+    EXPECT_EQ(from_stream.m, from_file.m);
+}
+
+// docs/reliability.md: a UTF-8 byte-order mark opens a file (spreadsheets write one); anywhere else
+// it is text that is not a number.
+TEST(InputReader, ByteOrderMarkIsSkippedOnlyAtTheStart) {
+    TempDir dir;
+    EXPECT_EQ(read_bodies_csv(dir.write("bom.csv", "\xEF\xBB\xBF" "0.5,0.25,0,0,1\n"), 1, 42).x[0], 0.5f);
+    const auto message = error_of("0.1,0.2,0,0,1\n\xEF\xBB\xBF" "0.5,0.25,0,0,1\n");
+    EXPECT_NE(message.find(":2: field 1 (x): '\\xef\\xbb\\xbf0.5' is not a number"), std::string::npos) << message;
+}
+
+TEST(InputReader, TwoSignsAndHexadecimalAreNotNumbers) {
+    for (const char* bad : {"+-1", "++1", "0x10", "1e", "."}) {
+        const auto message = error_of(std::string("0.1,0.2,") + bad + ",0,1\n");
+        EXPECT_NE(message.find("field 3 (vx): '" + std::string(bad) + "' is not a number"), std::string::npos) << message;
+    }
+}
+
+// A field of any length or bytes is quoted short, escaped, with its length: one line.
+TEST(InputReader, QuotedTextIsShortAndEscaped) {
+    const auto message = error_of("0.1," + std::string(5000, 'a') + "\x01,0,0,1\n");
+    EXPECT_LT(message.size(), 200u) << message;
+    EXPECT_NE(message.find("(5001 bytes)"), std::string::npos) << message;
+    EXPECT_EQ(quoted_excerpt("a\nb'c"), "'a\\x0ab\\x27c'");
+}
+
+TEST(InputReader, LongLinesAndCarriageReturnsInsideALineAreRefused) {
+    const auto long_line = error_of(std::string(kMaxInputLineBytes + 1, ' ') + "\n");
+    EXPECT_NE(long_line.find(":1: line longer than 65536 bytes"), std::string::npos) << long_line;
+    const auto cr = error_of("0.1,0.2,0,0,1\r0.3,0.4,0,0,1\n");
+    EXPECT_NE(cr.find(":1: a carriage return inside the line"), std::string::npos) << cr;
+}
+
+TEST(InputReader, DimensionOfAFileIsItsFieldCount) {
+    TempDir dir;
+    EXPECT_EQ(csv_state_dim(dir.write("two.csv", "# x,y,vx,vy,m\n0.1,0.2,0,0,1\n")), 2);
+    EXPECT_EQ(csv_state_dim(dir.write("three.csv", "\n,,,,,,\n")), 3);
+    EXPECT_THROW(csv_state_dim(dir.write("six.csv", "1,2,3,4,5,6\n")), InputError);
+    EXPECT_THROW(csv_state_dim(dir.write("none.csv", "# only a comment\n")), InputError);
 }
 
 TEST(StateWriter, ThreeDimensionalFloat64StateReadsBackBitExact) {

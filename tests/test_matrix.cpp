@@ -258,6 +258,59 @@ TEST_F(MatrixRun, ResumeRunsOnlyWhatIsMissingAndKeepsWhatIsThere) {
     EXPECT_THROW(run_matrix(registry, other_seed, resume), UsageError);
 }
 
+// --resume continues only a file that passes check-results: a damaged one is refused (exit 2)
+// with its first problem, and left as it is.
+TEST_F(MatrixRun, ResumeRefusesAFileThatIsNotAValidResultsFile) {
+    const Registry registry = test_registry();
+    const auto o = options("damaged.json");
+    const MatrixSpec spec = spec_from(R"({"name": "r", "steps": 1, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference"], "n": [40], "d": [4]}]})");
+    run_matrix(registry, spec, o);
+    json doc = read_json(o.out_path);
+    doc["benchmarks"][0]["n"] = "forty";
+    std::ofstream(o.out_path) << doc.dump();
+    auto resume = o;
+    resume.resume = true;
+    try {
+        run_matrix(registry, spec, resume);
+        FAIL() << "resumed a damaged file";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot resume: not a valid results file (/benchmarks/0/n:"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(read_json(o.out_path), doc);
+}
+
+// A matrix whose configurations exceed the limits is refused before the results file exists.
+TEST_F(MatrixRun, ConfigurationsAboveTheLimitsAreRefusedBeforeAnythingIsWritten) {
+    const Registry registry = test_registry();
+    auto o = options("limits.json");
+    o.limits = CostLimits{.max_seconds = 1e-6, .host_bytes_available = 0, .device_bytes_available = 0, .allow = false};
+    const MatrixSpec spec = spec_from(R"({"name": "big", "steps": 1, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference"], "n": [800], "d": [4]}]})");
+    EXPECT_THROW(run_matrix(registry, spec, o), UsageError);
+    EXPECT_FALSE(fs::exists(o.out_path));
+    o.limits.allow = true;
+    EXPECT_EQ(run_matrix(registry, spec, o).finished, 1u);
+}
+
+// The expansion is bounded before it is built: lists that multiply past the cap are refused.
+TEST(MatrixSpecTest, ExpansionPastTheCapIsRefusedNamingTheGroup) {
+    std::string sizes;
+    for (int n = 1; n <= 400; ++n) {
+        if (n > 1) sizes += ',';
+        sizes += std::to_string(n);
+    }
+    const MatrixSpec spec = spec_from(R"({"name": "x", "groups": [{"name": "huge", "variants": ["serial.reference"], "n": [)" +
+                                      sizes + R"(], "d": [)" + sizes + "]}]}");
+    try {
+        expand_matrix(spec, test_registry());
+        FAIL() << "expanded";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("group \"huge\": 1.6e+05 combinations"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(MatrixRun, RetryFailedRunsRecordedErrorsAgain) {
     const auto o = options("retry.json");
     const char* matrix = R"({"name": "retry", "steps": 1, "repetitions": 1,

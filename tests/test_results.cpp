@@ -63,6 +63,24 @@ protected:
 };
 json* ResultsChecker::document_ = nullptr;
 
+// docs/reliability.md: an "integer" is a whole number a double holds exactly, and a long string is
+// refused before std::regex (which recurses per character) sees it.
+TEST(JsonSchema, IntegersAndPatternsAreSafeOnAnyValue) {
+    const json integer = json::parse(R"({"type": "integer"})");
+    EXPECT_TRUE(validate_json_schema(integer, json(3.0)).empty());
+    EXPECT_TRUE(validate_json_schema(integer, json(9007199254740992.0)).empty());
+    EXPECT_FALSE(validate_json_schema(integer, json(1e300)).empty());
+    EXPECT_FALSE(validate_json_schema(integer, json(3.5)).empty());
+    const json pattern = json::parse(R"({"type": "string", "pattern": "^[a-z]+$"})");
+    EXPECT_TRUE(validate_json_schema(pattern, json(std::string(1024, 'a'))).empty());
+    const auto long_one = validate_json_schema(pattern, json(std::string(100000, 'a')));
+    ASSERT_EQ(long_one.size(), 1u);
+    EXPECT_NE(long_one[0].find("string longer than 1024 characters"), std::string::npos) << long_one[0];
+    const auto listed = validate_json_schema(json::parse(R"({"enum": [1, 2]})"), json(std::vector<int>(100000, 7)));
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_LT(listed[0].size(), 200u);  // the value is shown shortened
+}
+
 TEST_F(ResultsChecker, AcceptsWhatTheRunnerWrites) {
     const auto problems = check_results(*document_);
     EXPECT_TRUE(problems.empty()) << problems.front();

@@ -9,8 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <istream>
+#include <stdexcept>
 #include <sstream>
 #include <string_view>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "nbody/errors.hpp"
@@ -33,21 +36,15 @@ std::string joined_field_names(int dim) {
     return out;
 }
 
-std::string trim(std::string_view text) {
+std::string_view trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string_view::npos) return {};
     const auto last = text.find_last_not_of(" \t\r");
-    return std::string(text.substr(first, last - first + 1));
+    return text.substr(first, last - first + 1);
 }
 
-template <class Real>
-struct ParsedLine {
-    std::size_t line_number;
-    std::vector<std::optional<Real>> fields;
-};
-
-[[noreturn]] void fail(const std::string& path, std::size_t line, const std::string& what) {
-    throw InputError(path + ":" + std::to_string(line) + ": " + what);
+[[noreturn]] void fail(const std::string& name, std::size_t line, const std::string& what) {
+    throw InputError(name + ":" + std::to_string(line) + ": " + what);
 }
 
 template <class Real>
@@ -55,76 +52,146 @@ constexpr const char* range_name() {
     return sizeof(Real) == sizeof(float) ? "float32" : "float64";
 }
 
+// Reads the next line (without its '\n') into `line`; false at the end of the input. A line longer
+// than kMaxInputLineBytes is an error before it is held in memory (a binary file, /dev/zero).
+bool next_line(std::istream& in, std::string& line, const std::string& name, std::size_t line_number) {
+    line.clear();
+    std::streambuf* buffer = in.rdbuf();
+    for (;;) {
+        const int c = buffer->sbumpc();
+        if (c == std::char_traits<char>::eof()) return !line.empty();
+        if (c == '\n') return true;
+        if (line.size() == kMaxInputLineBytes)
+            fail(name, line_number, "line longer than " + std::to_string(kMaxInputLineBytes) + " bytes: not a CSV state file");
+        line.push_back(static_cast<char>(c));
+    }
+}
+
 template <class Real>
-Real parse_field(const std::string& path, std::size_t line, std::size_t field, int dim, const std::string& text) {
+Real parse_field(const std::string& name, std::size_t line, std::size_t field, int dim, std::string_view text) {
     const std::string where = "field " + std::to_string(field + 1) + " (" + field_names(dim)[field] + ")";
     Real value = 0;
     const char* begin = text.data();
     const char* end = text.data() + text.size();
-    if (!text.empty() && *begin == '+') ++begin;  // from_chars rejects a leading '+'
+    if (begin != end && *begin == '+') {
+        ++begin;  // from_chars rejects a leading '+'; a second sign after it is not a number
+        if (begin != end && (*begin == '+' || *begin == '-')) fail(name, line, where + ": " + quoted_excerpt(text) + " is not a number");
+    }
     const auto [ptr, ec] = std::from_chars(begin, end, value);
     if (ec == std::errc::result_out_of_range)
-        fail(path, line, where + ": '" + text + "' is out of " + range_name<Real>() + " range");
-    if (ec != std::errc() || ptr != end) fail(path, line, where + ": '" + text + "' is not a number");
-    if (!std::isfinite(value)) fail(path, line, where + ": '" + text + "' is not finite");
+        fail(name, line, where + ": " + quoted_excerpt(text) + " is out of " + range_name<Real>() + " range");
+    if (ec != std::errc() || ptr != end) fail(name, line, where + ": " + quoted_excerpt(text) + " is not a number");
+    if (!std::isfinite(value)) fail(name, line, where + ": " + quoted_excerpt(text) + " is not finite");
     if (field + 1 == field_names(dim).size() && !(value > Real(0)))
-        fail(path, line, where + ": mass must be positive, got '" + text + "'");
+        fail(name, line, where + ": mass must be positive, got " + quoted_excerpt(text));
     return value;
 }
 
 }  // namespace
 
+std::string quoted_excerpt(std::string_view text, std::size_t max_chars) {
+    std::string out = "'";
+    std::size_t shown = 0;
+    for (const char c : text) {
+        if (shown == max_chars) {
+            return out + "...' (" + std::to_string(text.size()) + " bytes)";
+        }
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte >= 0x7f || c == '\'' || c == '\\') {
+            char escaped[5];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+            out += escaped;
+        } else {
+            out.push_back(c);
+        }
+        ++shown;
+    }
+    return out + "'";
+}
+
+template <class Real>
+BodiesT<Real> read_bodies_csv_of(std::istream& in, const std::string& name, std::optional<std::size_t> expected_n,
+                                 std::uint64_t seed, int dim) {
+    if (dim != 2 && dim != 3) throw std::logic_error("read_bodies_csv_of: dim must be 2 or 3");
+    const std::size_t field_count = field_names(dim).size();
+    const std::size_t max_bodies = expected_n.value_or(kMaxInputBodies);
+    // Values by field, and which fields each body gives (bit f set: field f was not empty).
+    std::vector<std::vector<Real>> columns(field_count);
+    std::vector<std::uint8_t> given;
+    std::size_t bodies = 0;  // body lines seen, also past max_bodies (counted, not stored)
+    std::string raw;
+    std::size_t line_number = 0;
+    while (next_line(in, raw, name, line_number + 1)) {
+        ++line_number;
+        std::string_view text = raw;
+        if (line_number == 1) {
+            // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first field.
+            if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+            if (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF")
+                fail(name, line_number, "the file is UTF-16 (byte-order mark " + quoted_excerpt(text.substr(0, 2)) +
+                                            "): save it as ASCII or UTF-8");
+        }
+        text = trim(text);
+        if (text.empty() || text.front() == '#') continue;
+        if (text.find('\r') != std::string_view::npos)
+            fail(name, line_number, "a carriage return inside the line: lines must end in LF or CRLF");
+        ++bodies;
+        if (bodies > max_bodies) continue;  // too many: counted for the message below
+        const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+        if (fields != field_count)
+            fail(name, line_number, "expected " + std::to_string(field_count) + " fields " + joined_field_names(dim) +
+                                        " (--dim " + std::to_string(dim) + "), found " + std::to_string(fields));
+        std::uint8_t present = 0;
+        std::size_t start = 0;
+        for (std::size_t f = 0; f < field_count; ++f) {
+            const std::size_t comma = std::min(text.find(',', start), text.size());
+            const std::string_view field = trim(text.substr(start, comma - start));
+            columns[f].push_back(field.empty() ? Real(0) : parse_field<Real>(name, line_number, f, dim, field));
+            if (!field.empty()) present |= static_cast<std::uint8_t>(1u << f);
+            start = comma + 1;
+        }
+        given.push_back(present);
+    }
+    if (in.bad()) throw InputError(name + ": read error: " + std::strerror(errno));
+    if (bodies == 0) throw InputError(name + ": contains no bodies");
+    if (expected_n && bodies != *expected_n)
+        throw InputError(name + ": holds " + std::to_string(bodies) + " bodies but N = " + std::to_string(*expected_n) +
+                         " was asked for");
+    if (bodies > max_bodies)
+        throw InputError(name + ": holds " + std::to_string(bodies) + " bodies, more than the largest N (" +
+                         std::to_string(kMaxInputBodies) + ")");
+
+    const std::size_t n = bodies;
+    const Real default_mass = Real(1) / static_cast<Real>(n);
+    BodiesT<Real> out(n, dim);
+    const auto has = [&](std::size_t i, int f) { return (given[i] >> f) & 1u; };
+    for (std::size_t i = 0; i < n; ++i) {
+        for (int axis = 0; axis < dim; ++axis) {
+            out.position(axis)[i] = has(i, axis) ? columns[axis][i] : Real(generated_coordinate(seed, i, dim, axis));
+            out.velocity(axis)[i] = columns[dim + axis][i];  // 0 where empty
+        }
+        out.m[i] = has(i, 2 * dim) ? columns[2 * dim][i] : default_mass;
+    }
+    return out;
+}
+
 template <class Real>
 BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
                                  int dim) {
-    std::ifstream in(path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an input file");
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path + ": cannot open input file: " + std::strerror(errno));
-    if (std::filesystem::is_directory(path)) throw InputError(path + ": is a directory, not an input file");
-
-    const std::size_t field_count = field_names(dim).size();
-    std::vector<ParsedLine<Real>> lines;
-    std::string raw;
-    std::size_t line_number = 0;
-    while (std::getline(in, raw)) {
-        ++line_number;
-        const std::string text = trim(raw);
-        if (text.empty() || text.front() == '#') continue;
-        const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
-        if (fields != field_count)
-            fail(path, line_number, "expected " + std::to_string(field_count) + " fields " + joined_field_names(dim) +
-                                        " (--dim " + std::to_string(dim) + "), found " + std::to_string(fields));
-        ParsedLine<Real> parsed{line_number, std::vector<std::optional<Real>>(field_count)};
-        std::size_t start = 0;
-        for (std::size_t f = 0; f < field_count; ++f) {
-            const std::size_t comma = text.find(',', start);
-            const std::string field = trim(std::string_view(text).substr(start, comma - start));
-            if (!field.empty()) parsed.fields[f] = parse_field<Real>(path, line_number, f, dim, field);
-            start = comma + 1;
-        }
-        lines.push_back(std::move(parsed));
-    }
-    if (in.bad()) throw InputError(path + ": read error: " + std::strerror(errno));
-    if (lines.empty()) throw InputError(path + ": contains no bodies");
-    if (expected_n && lines.size() != *expected_n)
-        throw InputError(path + ": holds " + std::to_string(lines.size()) + " bodies but N = " +
-                         std::to_string(*expected_n) + " was asked for");
-
-    const std::size_t n = lines.size();
-    const Real default_mass = Real(1) / static_cast<Real>(n);
-    BodiesT<Real> bodies(n, dim);
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto& f = lines[i].fields;
-        for (int axis = 0; axis < dim; ++axis) {
-            bodies.position(axis)[i] = f[axis] ? *f[axis] : Real(generated_coordinate(seed, i, dim, axis));
-            bodies.velocity(axis)[i] = f[dim + axis].value_or(Real(0));
-        }
-        bodies.m[i] = f[2 * dim].value_or(default_mass);
-    }
-    return bodies;
+    return read_bodies_csv_of<Real>(in, path, expected_n, seed, dim);
 }
 
-template BodiesT<float> read_bodies_csv_of<float>(const std::string&, std::optional<std::size_t>, std::uint64_t, int);
-template BodiesT<double> read_bodies_csv_of<double>(const std::string&, std::optional<std::size_t>, std::uint64_t, int);
+#define NBODY_INSTANTIATE_READER(Real)                                                                                  \
+    template BodiesT<Real> read_bodies_csv_of<Real>(std::istream&, const std::string&, std::optional<std::size_t>,  \
+                                                    std::uint64_t, int);                                            \
+    template BodiesT<Real> read_bodies_csv_of<Real>(const std::string&, std::optional<std::size_t>, std::uint64_t, int);
+NBODY_INSTANTIATE_READER(float)
+NBODY_INSTANTIATE_READER(double)
+#undef NBODY_INSTANTIATE_READER
 
 HostState read_state_csv(const std::string& path, const Workload& workload, std::optional<std::size_t> expected_n,
                          std::uint64_t seed) {
@@ -132,26 +199,67 @@ HostState read_state_csv(const std::string& path, const Workload& workload, std:
     return read_bodies_csv_of<double>(path, expected_n, seed, workload.dim);
 }
 
+int csv_state_dim(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an input file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot open input file: " + std::strerror(errno));
+    std::string raw;
+    std::size_t line_number = 0;
+    while (next_line(in, raw, path, line_number + 1)) {
+        ++line_number;
+        std::string_view text = raw;
+        if (line_number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+        text = trim(text);
+        if (text.empty() || text.front() == '#') continue;
+        const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+        if (fields == field_names(2).size()) return 2;
+        if (fields == field_names(3).size()) return 3;
+        fail(path, line_number, "expected 5 fields " + joined_field_names(2) + " (2D) or 7 fields " + joined_field_names(3) +
+                                    " (3D), found " + std::to_string(fields));
+    }
+    throw InputError(path + ": contains no bodies");
+}
+
 void write_file_atomically(const std::string& path, const std::string& contents) {
     const std::filesystem::path target(path);
-    const std::filesystem::path temp =
-        target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) throw UsageError(path + ": cannot write: " + std::strerror(errno));
-        out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-        out.flush();
-        if (!out) {
-            std::error_code ignored;
-            std::filesystem::remove(temp, ignored);
-            throw UsageError(path + ": write failed: " + std::strerror(errno));
+    std::string temp_name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) wrongly on "." + string
+    temp_name += target.filename().string();
+    temp_name += ".tmp";
+    temp_name += std::to_string(::getpid());
+    const std::filesystem::path temp = target.parent_path() / temp_name;
+    // POSIX I/O for fsync: the data is on the disk before the name points at it, so even a crash
+    // of the machine leaves the old file or the new one, never a truncated one.
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw UsageError(path + ": cannot write: " + std::strerror(errno));
+    const auto give_up = [&](const char* what) {
+        const int error = errno;
+        ::close(fd);
+        std::error_code ignored;
+        std::filesystem::remove(temp, ignored);
+        throw UsageError(path + ": " + what + ": " + std::strerror(error));
+    };
+    std::size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t k = ::write(fd, contents.data() + written, contents.size() - written);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            give_up("write failed");
         }
+        written += static_cast<std::size_t>(k);
+    }
+    if (::fsync(fd) != 0) give_up("write failed");
+    if (::close(fd) != 0) {
+        std::error_code ignored;
+        std::filesystem::remove(temp, ignored);
+        throw UsageError(path + ": write failed: " + std::strerror(errno));
     }
     std::error_code ec;
     std::filesystem::rename(temp, target, ec);
     if (ec) {
-        std::filesystem::remove(temp, ec);
-        throw UsageError(path + ": cannot move the finished file into place");
+        std::error_code ignored;
+        std::filesystem::remove(temp, ignored);
+        throw UsageError(path + ": cannot move the finished file into place: " + ec.message());
     }
 }
 

@@ -2,8 +2,10 @@
 // Reading bodies from CSV and writing state and activity maps (SPEC §1).
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nbody/bodies.hpp"
@@ -15,9 +17,29 @@ namespace nbody {
 // position for that index with `seed`, zero velocity, mass 1/N). When `expected_n` is given the
 // file must hold exactly that many bodies. Throws InputError naming file, line and field; a line
 // whose field count does not fit `dim` names the count found and the count `dim` needs.
+// What else is refused, and why, is listed in docs/reliability.md: NaN, infinities, values out of
+// range, masses <= 0, a UTF-16 file, a carriage return inside a line, a line longer than
+// kMaxInputLineBytes, more than kMaxInputBodies bodies. A UTF-8 byte-order mark and CRLF line ends
+// are accepted.
 template <class Real>
 BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
                                  int dim);
+// The same from a stream; `name` stands for the file in messages.
+template <class Real>
+BodiesT<Real> read_bodies_csv_of(std::istream& in, const std::string& name, std::optional<std::size_t> expected_n,
+                                 std::uint64_t seed, int dim);
+
+inline constexpr std::size_t kMaxInputBodies = std::size_t{1} << 26;  // the largest N the commands accept
+inline constexpr std::size_t kMaxInputLineBytes = std::size_t{1} << 16;
+
+// The dimension a state file is written in: 2 when its first body line has 5 fields, 3 when 7;
+// InputError otherwise (naming the line and the count) or when it holds no body line.
+int csv_state_dim(const std::string& path);
+
+// `text` in single quotes for an error message: bytes that are not printable ASCII as \xNN, at most
+// `max_chars` characters (then "..." and the length), so a message stays one short line whatever
+// the input.
+std::string quoted_excerpt(std::string_view text, std::size_t max_chars = 40);
 
 // The canonical 2D float32 form.
 inline Bodies read_bodies_csv(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed) {
@@ -40,7 +62,8 @@ void write_activity_map_png(const std::string& path, const std::vector<float>& m
 // Chooses PNG for a .png path, CSV otherwise.
 void write_activity_map(const std::string& path, const std::vector<float>& map, int d);
 
-// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
+// Writes `contents` to `path` atomically: a temporary file in the same folder, flushed to the disk
+// (fsync), then renamed over `path`. UsageError when it cannot be written.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 }  // namespace nbody
