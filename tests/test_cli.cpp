@@ -188,7 +188,9 @@ TEST(Cli, BadArgumentsExitTwoWithOneLine) {
     for (const char* args : {"run --variant serial.reference --frobnicate", "run --variant serial.reference -n 0",
                              "run --variant serial.reference --steps x", "run --variant no.such.variant",
                              "run --variant serial.reference --tuning block=64", "run --variant serial.reference --tuning oops",
-                             "run -n 5", "bogus", "run --variant serial.reference --input /no/such/file.csv"}) {
+                             "run -n 5", "bogus", "run --variant serial.reference --input /no/such/file.csv",
+                             "run --variant serial.reference --softening 0", "run --variant serial.reference --dt inf",
+                             "run --variant serial.reference --time-limit -1", "verify --softening nan"}) {
         const Outcome r = run_bench(args, dir);
         EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
         EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
