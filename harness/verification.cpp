@@ -127,6 +127,8 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
     // widened by the rounding of p * D in Real: at most p * 2^-24 (float) in position units, p < 1.
     const long double slack = static_cast<long double>(tolerance) + std::numeric_limits<Real>::epsilon();
     e.map_tolerance = static_cast<double>(slack);
+    constexpr long kMaxCandidateCells = 16;
+    std::int64_t unplaceable = 0;
     std::map<std::int64_t, std::int64_t> own, fixed;
     std::vector<std::int64_t> ambiguous_own;
     std::vector<std::vector<std::int64_t>> ambiguous_cells;
@@ -135,6 +137,12 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
             activity_cell(static_cast<Real>(truth.x[i]), static_cast<Real>(truth.y[i]), d);
         ++own[own_cell];
         const CellRange cols = cells_within(truth.x[i], slack, d), rows = cells_within(truth.y[i], slack, d);
+        // A position error of more than a cell or two places nothing: such a body counts as
+        // unexplained (its positions fail anyway), which also bounds the work of a badly wrong run.
+        if ((cols.last - cols.first + 1) * (rows.last - rows.first + 1) > kMaxCandidateCells) {
+            ++unplaceable;
+            continue;
+        }
         std::vector<std::int64_t> candidates;
         for (long row = rows.first; row <= rows.last; ++row)
             for (long col = cols.first; col <= cols.last; ++col) candidates.push_back(row * d + col);
@@ -200,7 +208,7 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
     }
     e.map_ambiguous_bodies = static_cast<std::int64_t>(ambiguous_cells.size());
     e.map_explained_counts = moved;
-    e.map_unexplained_counts = deficit + (surplus - placed);
+    e.map_unexplained_counts = deficit + (surplus - placed) + unplaceable;
 }
 
 template void check_map_counts<float>(const std::vector<float>&, const BodiesT<long double>&, int, double, ErrorMetrics&);

@@ -152,6 +152,16 @@ TEST(MapCheck, BodiesWithinThePositionErrorOfAnEdgeMayLandOnEitherSide) {
     }
 }
 
+// A badly wrong run (positions off by far more than a cell) is unexplained, and the check does not
+// enumerate the many cells such an error would reach.
+TEST(MapCheck, ErrorsOfManyCellsAreUnexplainedNotEnumerated) {
+    const int d = 1000;
+    const auto truth = positions_with_bodies_near_edges(1024, d, kMapTestError / 2, 5);
+    const ErrorMetrics e = map_check(map_of_positions(truth, d, 0), truth, d, 0.3);
+    EXPECT_GE(e.map_unexplained_counts, 1024);  // every body, and the counts left in its cells
+    EXPECT_EQ(e.map_ambiguous_bodies, 0);
+}
+
 // Mutations of a correct map that real bugs produce: each is detected at every D.
 TEST(MapCheck, MutationsAreDetected) {
     for (int d : {10, 1000, 15000}) {
