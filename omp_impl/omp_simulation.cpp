@@ -119,17 +119,10 @@ void OmpSimulation<Real>::advance_before_force_all() {
     }
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t i = 0; i < n; ++i) {
-        Vec<Real, Dim> pi, vi, ai;
-        for (int k = 0; k < Dim; ++k) {
-            pi[k] = p[k][i];
-            vi[k] = v[k][i];
-            ai[k] = a[k][i];
-        }
-        advance_before_force(integrator, pi, vi, ai, G, dt);
-        for (int k = 0; k < Dim; ++k) {
-            p[k][i] = pi[k];
-            v[k][i] = vi[k];
-        }
+        Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
+        advance_before_force(integrator, pi, vi, load_axes(a, i), G, dt);
+        store_axes(p, i, pi);
+        store_axes(v, i, vi);
     }
 }
 
@@ -165,17 +158,10 @@ void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < n; ++i) {
             if (integrate) {
-                Vec<Real, Dim> pi, vi, ai;
-                for (int k = 0; k < Dim; ++k) {
-                    pi[k] = p[k][i];
-                    vi[k] = v[k][i];
-                    ai[k] = a[k][i];
-                }
-                advance_after_force(integrator, pi, vi, ai, G, dt);
-                for (int k = 0; k < Dim; ++k) {
-                    p[k][i] = pi[k];
-                    v[k][i] = vi[k];
-                }
+                Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
+                advance_after_force(integrator, pi, vi, load_axes(a, i), G, dt);
+                store_axes(p, i, pi);
+                store_axes(v, i, vi);
             }
             const int cell = activity_cell(p[0][i], p[1][i], d);
             if (cell < 0) continue;

@@ -5,6 +5,8 @@
 // axes existed (r^2 summed from the last axis to the first, onto eps^2).
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "nbody/workload.hpp"
 
@@ -42,6 +44,20 @@ struct Vec {
     NBODY_HD Real& operator[](int k) { return c[k]; }
     NBODY_HD const Real& operator[](int k) const { return c[k]; }
 };
+
+// Body i of Dim per-axis arrays (structure of arrays) as a Vec, and back.
+template <int Dim, class Pointer>
+NBODY_HD inline auto load_axes(Pointer const (&axes)[Dim], std::int64_t i) {
+    Vec<std::remove_cv_t<std::remove_pointer_t<Pointer>>, Dim> out;
+    NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) out[k] = axes[k][i];
+    return out;
+}
+template <int Dim, class Real>
+NBODY_HD inline void store_axes(Real* const (&axes)[Dim], std::int64_t i, const Vec<Real, Dim>& value) {
+    NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) axes[k][i] = value[k];
+}
 
 // Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
 // with inv_sqrt supplied by the model (exact, or the hardware approximation).
