@@ -103,20 +103,25 @@ void OmpSimulation<Real>::step() {
 
 template <class Real>
 template <int Dim>
+typename OmpSimulation<Real>::template AxisPointers<Dim> OmpSimulation<Real>::axis_pointers() {
+    AxisPointers<Dim> out;
+    for (int k = 0; k < Dim; ++k) {
+        out.position[k] = bodies_.position(k).data();
+        out.velocity[k] = bodies_.velocity(k).data();
+        out.pull[k] = pull_[k].data();
+    }
+    return out;
+}
+
+template <class Real>
+template <int Dim>
 void OmpSimulation<Real>::advance_before_force_all() {
     const Integrator integrator = problem_.workload.integrator;
     if (integrator == Integrator::euler) return;  // nothing before the force
     const auto n = static_cast<std::int64_t>(bodies_.size());
     const Real G = static_cast<Real>(problem_.constants.G);
     const Real dt = static_cast<Real>(problem_.constants.dt);
-    Real* p[Dim];
-    Real* v[Dim];
-    const Real* a[Dim];
-    for (int k = 0; k < Dim; ++k) {
-        p[k] = bodies_.position(k).data();
-        v[k] = bodies_.velocity(k).data();
-        a[k] = pull_[k].data();
-    }
+    const auto [p, v, a] = axis_pointers<Dim>();
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t i = 0; i < n; ++i) {
         Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
@@ -137,14 +142,7 @@ void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
     const Real dt = static_cast<Real>(problem_.constants.dt);
     const float scale = activity_scale(bodies_.size(), d);
     const bool use_private = map_strategy_ == MapStrategy::private_histograms;
-    Real* p[Dim];
-    Real* v[Dim];
-    const Real* a[Dim];
-    for (int k = 0; k < Dim; ++k) {
-        p[k] = bodies_.position(k).data();
-        v[k] = bodies_.velocity(k).data();
-        a[k] = pull_[k].data();
-    }
+    const auto [p, v, a] = axis_pointers<Dim>();
     std::int32_t* counts = counts_.data();
 
 #pragma omp parallel num_threads(threads_)

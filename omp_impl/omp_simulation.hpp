@@ -55,6 +55,15 @@ protected:
 private:
     template <int Dim>
     void step();
+    // The per-axis arrays of positions, velocities and pulls, for the per-body loops.
+    template <int Dim>
+    struct AxisPointers {
+        Real* position[Dim];
+        Real* velocity[Dim];
+        const Real* pull[Dim];
+    };
+    template <int Dim>
+    AxisPointers<Dim> axis_pointers();
     // Leapfrog's opening half kick and drift on every body (Euler: nothing).
     template <int Dim>
     void advance_before_force_all();
