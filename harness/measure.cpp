@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <type_traits>
 #include <variant>
 
@@ -53,6 +54,14 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     start = Clock::now();
     advance_reporting(simulation, steps, hooks.progress, warmup, total, true);
     simulation.synchronize();
+    // Too short a phase: more steps at the rate measured so far, until it lasts long enough.
+    for (double elapsed = seconds_since(start); elapsed < hooks.min_timed_seconds; elapsed = seconds_since(start)) {
+        const int more = steps_for_min_time(1, elapsed / steps, 1.1 * hooks.min_timed_seconds - elapsed);
+        simulation.advance(more);
+        simulation.synchronize();
+        steps += more;
+    }
+    m.steps = steps;
     m.time_per_step_s = seconds_since(start) / steps;
     if (hooks.on_stop) hooks.on_stop();
 
@@ -62,6 +71,12 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     simulation.download(m.final_state, m.activity_map);
     m.download_s = seconds_since(start);
     return m;
+}
+
+int steps_for_min_time(int steps, double seconds_per_step, double min_seconds) {
+    if (!(seconds_per_step > 0) || !(min_seconds > 0)) return steps;
+    const double needed = std::ceil(min_seconds / seconds_per_step);
+    return static_cast<int>(std::clamp(needed, static_cast<double>(steps), static_cast<double>(1 << 30)));
 }
 
 double interactions_per_second(std::size_t n, double time_per_step_s) {

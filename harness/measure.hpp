@@ -10,6 +10,7 @@ namespace nbody {
 
 struct Measurement {
     double upload_s = 0.0;         // initial state to wherever the variant keeps it
+    int steps = 0;                 // timed steps done (more than asked when a minimum timed phase asked for them)
     double time_per_step_s = 0.0;  // wall time of the timed steps / steps, device synchronised
     double download_s = 0.0;       // state and map back to the host
     HostState final_state;         // after exactly `steps` steps from the initial state, in its precision
@@ -32,6 +33,9 @@ struct TimedPhaseHooks {
     std::function<void()> on_start;
     std::function<void()> on_stop;
     StepProgressHook progress;
+    // When > 0, the timed phase goes on with more steps (at the rate measured so far) until it lasts
+    // this long: at small N one launch and a few synchronisations then stay a small fraction of it.
+    double min_timed_seconds = 0.0;
 };
 
 // Advances `steps` steps: at once without a hook, otherwise in chunks reported to the hook with
@@ -40,9 +44,13 @@ void advance_reporting(Simulation& simulation, int steps, const StepProgressHook
                        bool timed);
 
 // Upload (timed), `warmup` steps, upload again (so the result is `steps` steps from `initial`),
-// `steps` timed steps, synchronise, download (timed).
+// `steps` timed steps (or more, see min_timed_seconds), synchronise, download (timed).
 Measurement measure_variant(Simulation& simulation, const HostState& initial, int warmup, int steps,
                             const TimedPhaseHooks& hooks = {});
+
+// The timed steps that make a phase of at least `min_seconds` at `seconds_per_step`: never fewer
+// than `steps`, at most 2^30.
+int steps_for_min_time(int steps, double seconds_per_step, double min_seconds);
 
 // Interactions per second of a problem of n bodies (N^2 per step, SPEC §3).
 double interactions_per_second(std::size_t n, double time_per_step_s);

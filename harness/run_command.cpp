@@ -26,6 +26,7 @@ struct RunOptions {
     int d = 10;
     int steps = 10;
     int warmup = 1;
+    double min_time = 0.0;  // seconds; 0: exactly `steps` timed steps
     std::string state_out, map_out;
     ProblemOptions problem;
     CostOptions cost;
@@ -48,13 +49,14 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
     const CostLimits limits = o.cost.limits();
     const double steps = static_cast<double>(o.warmup) + o.steps;
     Rate rate = modelled_rate(variant, tuning, workload, builtin_registry());
-    Cost cost{.seconds = steps_seconds(variant, n, o.d, steps, rate.interactions_per_second),
+    // --min-time can only lengthen the timed phase, by at most its value.
+    Cost cost{.seconds = steps_seconds(variant, n, o.d, steps, rate.interactions_per_second) + o.min_time,
               .host_bytes = host_bytes(variant, workload, n, o.d, 0),
               .device_bytes = device_bytes(variant, workload, n, o.d),
               .rate_source = rate.source};
     if (cost.seconds > limits.max_seconds && !limits.allow)
         if (const auto measured = measured_rate(variant, tuning, workload, o.problem.constants, n)) {
-            cost.seconds = steps_seconds(variant, n, o.d, steps, measured->interactions_per_second);
+            cost.seconds = steps_seconds(variant, n, o.d, steps, measured->interactions_per_second) + o.min_time;
             cost.rate_source = measured->source;
         }
     if (const std::string why = excess(cost, limits); !why.empty() && !limits.allow)
@@ -98,6 +100,7 @@ void run(const RunOptions& o) {
         progress.emplace(std::cerr, stderr_is_terminal(), variant->id, problem.n);
         hooks.progress.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
     }
+    hooks.min_timed_seconds = o.min_time;
     auto simulation = variant->create(problem, tuning);
     const Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
     progress.reset();
@@ -108,20 +111,21 @@ void run(const RunOptions& o) {
     fmt::print("tuning           {}\n", tuning_text.empty() ? "-" : tuning_text);
     fmt::print("workload         {}\n", to_string(problem.workload));
     fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
-               o.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
+               m.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
     fmt::print("upload           {:.6e} s\n", m.upload_s);
-    fmt::print("time per step    {:.6e} s\n", m.time_per_step_s);
+    fmt::print("time per step    {:.6e} s ({:.3f} us over {:.3e} s timed)\n", m.time_per_step_s, m.time_per_step_s * 1e6,
+               m.time_per_step_s * m.steps);
     fmt::print("interactions/s   {:.4e}\n", interactions_per_second(problem.n, m.time_per_step_s));
     fmt::print("download         {:.6e} s\n", m.download_s);
     std::fflush(stdout);
 
     // A state that overflowed is a failed run, not a result: nothing is written.
     if (const std::string bad = std::visit([](const auto& b) { return first_non_finite(b); }, m.final_state); !bad.empty())
-        throw std::runtime_error(fmt::format("the state is not finite after {} steps ({}): nothing written", o.steps, bad));
+        throw std::runtime_error(fmt::format("the state is not finite after {} steps ({}): nothing written", m.steps, bad));
 
     if (!o.state_out.empty()) {
         write_state_csv(o.state_out, m.final_state,
-                        fmt::format("nbody {} state after {} steps of {} (N={}, D={})", to_string(problem.workload), o.steps,
+                        fmt::format("nbody {} state after {} steps of {} (N={}, D={})", to_string(problem.workload), m.steps,
                                     variant->id, problem.n, problem.d));
         fmt::print("state written    {}\n", o.state_out);
     }
@@ -142,6 +146,10 @@ void add_run_command(CLI::App& app, int& exit_status) {
     cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, 65536));
     cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 30));
     cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(CLI::Range(0, 1 << 30));
+    cmd->add_option("--min-time", o->min_time,
+                    "go on timing more steps until the timed phase lasts at least this many seconds (precise "
+                    "per-step times at small N); the state written is after all the steps done")
+        ->check(CLI::Range(0.0, 3600.0));
     o->problem.add_workload_to(*cmd);
     o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);

@@ -77,6 +77,23 @@ TEST(Cli, RunPrintsTimingsAndWritesStateAndMap) {
     EXPECT_EQ(testing::read_text(dir.file("m.png")).substr(1, 3), "PNG");
 }
 
+// --min-time goes on timing steps until the timed phase lasts that long; the state written is after
+// the steps actually done, which the problem line reports.
+TEST(Cli, MinTimeRaisesTheTimedStepsAndTheStateFollowsThem) {
+    TempDir dir;
+    const Outcome r = run_bench("run --variant serial.reference -n 64 -d 4 --steps 2 --min-time 0.05 --state-out " +
+                                    dir.file("s.csv"),
+                                dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::smatch steps;
+    ASSERT_TRUE(std::regex_search(r.out, steps, std::regex("steps=([0-9]+) ")));
+    const int done = std::stoi(steps[1]);
+    EXPECT_GT(done, 2) << r.out;  // 64 bodies take microseconds a step: 0.05 s needs many more than 2
+    EXPECT_NE(testing::read_text(dir.file("s.csv")).find("after " + std::to_string(done) + " steps"), std::string::npos);
+    const Outcome negative = run_bench("run --variant serial.reference -n 64 --min-time -1", dir);
+    EXPECT_EQ(negative.status, 2) << negative.out;
+}
+
 // SPEC §2: a 3D float64 leapfrog run writes a 7-field state that --input reads back in that workload.
 TEST(Cli, ThreeDimensionalFloat64LeapfrogRunWritesAStateItsInputReads) {
     TempDir dir;

@@ -296,6 +296,15 @@ TEST(Progress, ChunkedStepsReportEveryStepDoneAndKeepTheResult) {
     EXPECT_EQ(m.activity_map, expected.activity_map);
 }
 
+// The steps a minimum timed phase asks for: never fewer than asked, enough at the measured rate, capped.
+TEST(Measure, StepsForMinTimeRaiseButNeverLowerTheSteps) {
+    EXPECT_EQ(steps_for_min_time(10, 1e-3, 0.5), 500);
+    EXPECT_EQ(steps_for_min_time(1000, 1e-3, 0.5), 1000);
+    EXPECT_EQ(steps_for_min_time(10, 0.0, 0.5), 10);  // an unmeasurable warm-up leaves the steps alone
+    EXPECT_EQ(steps_for_min_time(10, 1e-12, 3600), 1 << 30);
+    EXPECT_EQ(steps_for_min_time(10, 1e-3, 0.0), 10);
+}
+
 TEST(Progress, TerminalLineIsRedrawnAndLogLinesAreSparse) {
     std::ostringstream terminal, log;
     {
