@@ -153,7 +153,7 @@ std::string configuration_name(const std::string& variant, std::size_t n, int d,
 MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     const Reader r(file);
     r.only_keys(doc, "top level",
-                {"name", "description", "seed", "constants", "steps", "warmup_steps", "repetitions", "verification",
+                {"name", "description", "seed", "constants", "steps", "warmup_steps", "min_time_s", "repetitions", "verification",
                  "max_n", "dim", "precision", "integrator", "groups"});
     MatrixSpec spec;
     spec.file = file;
@@ -189,6 +189,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     MatrixGroup defaults;
     if (doc.contains("steps")) defaults.steps = static_cast<int>(r.integer(doc["steps"], "steps", 1, 1L << 30));
     if (doc.contains("warmup_steps")) defaults.warmup_steps = static_cast<int>(r.integer(doc["warmup_steps"], "warmup_steps", 0, 1L << 30));
+    if (doc.contains("min_time_s")) defaults.min_time_s = r.positive(doc["min_time_s"], "min_time_s");
     if (doc.contains("repetitions")) defaults.repetitions = static_cast<int>(r.integer(doc["repetitions"], "repetitions", 1, 1000));
     if (doc.contains("max_n")) defaults.max_n = r.caps(doc["max_n"], "max_n");
     r.workload_axes(doc, "", defaults);
@@ -200,7 +201,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         const json& group = doc["groups"][g];
         const std::string where = fmt::format("groups[{}]", g);
         r.only_keys(group, where, {"name", "variants", "n", "d", "dim", "precision", "integrator", "steps", "warmup_steps",
-                                   "repetitions", "verify_steps", "tunings", "max_n"});
+                                   "min_time_s", "repetitions", "verify_steps", "tunings", "max_n"});
         MatrixGroup out = defaults;
         out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
         if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
@@ -215,6 +216,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         if (group.contains("steps")) out.steps = static_cast<int>(r.integer(group["steps"], where + ".steps", 1, 1L << 30));
         if (group.contains("warmup_steps"))
             out.warmup_steps = static_cast<int>(r.integer(group["warmup_steps"], where + ".warmup_steps", 0, 1L << 30));
+        if (group.contains("min_time_s")) out.min_time_s = r.positive(group["min_time_s"], where + ".min_time_s");
         if (group.contains("repetitions"))
             out.repetitions = static_cast<int>(r.integer(group["repetitions"], where + ".repetitions", 1, 1000));
         if (group.contains("verify_steps"))
@@ -340,6 +342,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                                             .workload = workload,
                                             .steps = group.steps,
                                             .warmup_steps = group.warmup_steps,
+                                            .min_time_s = group.min_time_s,
                                             .repetitions = group.repetitions,
                                             .verify_steps = group.verify_steps,
                                             .group = group.name};

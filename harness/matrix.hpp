@@ -26,6 +26,7 @@ struct MatrixGroup {
     std::vector<Integrator> integrators = {Integrator::euler};
     int steps = 10;
     int warmup_steps = 1;
+    double min_time_s = 0;  // > 0: each repetition times more steps until its timed phase lasts this long
     int repetitions = 3;
     int verify_steps = 10;  // full check after this many steps (the sampled check: 1)
     std::vector<std::pair<std::string, std::vector<std::string>>> tunings;  // swept: every combination
@@ -63,6 +64,7 @@ struct Configuration {
     Workload workload;
     int steps = 0;
     int warmup_steps = 0;
+    double min_time_s = 0;
     int repetitions = 0;
     int verify_steps = 0;
     std::string group;

@@ -232,7 +232,10 @@ private:
             for (auto _ : state) {
                 state.PauseTiming();  // Google Benchmark's CPU clock runs for the timed steps only
                 TimedPhaseHooks hooks{
-                    .on_start = [&] { state.ResumeTiming(); }, .on_stop = [&] { state.PauseTiming(); }, .progress = {}};
+                    .on_start = [&] { state.ResumeTiming(); },
+                    .on_stop = [&] { state.PauseTiming(); },
+                    .progress = {},
+                    .min_timed_seconds = c.min_time_s};
                 const double per_repetition = a.estimated_seconds / c.repetitions;
                 if (per_repetition > kProgressAfterSeconds) {
                     const auto repetition_start = std::chrono::steady_clock::now();
@@ -248,10 +251,11 @@ private:
                 // A clock that did not move gives no rate (N^2 / 0): a failure to say, not a number to record.
                 if (!(m.time_per_step_s > 0) || !std::isfinite(m.time_per_step_s))
                     throw std::runtime_error(fmt::format("the time per step could not be measured ({} s for {} steps): raise steps",
-                                                         m.time_per_step_s * c.steps, c.steps));
+                                                         m.time_per_step_s * m.steps, m.steps));
                 state.SetIterationTime(m.time_per_step_s);
                 const double ips = interactions_per_second(c.n, m.time_per_step_s);
                 state.counters["time_per_step_s"] = m.time_per_step_s;
+                state.counters["timed_steps"] = m.steps;
                 state.counters["upload_s"] = m.upload_s;
                 state.counters["download_s"] = m.download_s;
                 state.counters["interactions_per_second"] = ips;
@@ -312,6 +316,7 @@ private:
         e["integrator"] = to_string(c.workload.integrator);
         e["steps"] = c.steps;
         e["warmup_steps"] = c.warmup_steps;
+        if (c.min_time_s > 0) e["min_time_s"] = c.min_time_s;
         return e;
     }
 
@@ -478,7 +483,9 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
                                      : 0.0;
         const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry);
         ConfigurationCost e;
-        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, rate.interactions_per_second),
+        // A minimum timed phase can only lengthen each repetition, by at most its value.
+        const double min_time = c.repetitions * c.min_time_s;
+        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, rate.interactions_per_second) + min_time,
                       .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
                       .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
                       .rate_source = rate.source};
@@ -488,7 +495,7 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
             if (!measured.count(key))
                 measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
             if (const auto& m = measured[key]) {
-                e.cost.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, m->interactions_per_second);
+                e.cost.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, m->interactions_per_second) + min_time;
                 e.cost.rate_source = m->source;
             }
         }

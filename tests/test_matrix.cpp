@@ -195,6 +195,24 @@ TEST_F(MatrixRun, TwoSizesOfSerialReferenceSatisfyTheSchema) {
     EXPECT_NE(log_.str().find("remaining"), std::string::npos);
 }
 
+// min_time_s: each repetition times more steps than `steps` until its phase lasts that long; the
+// results say how many, and the name (the resume key) keeps `steps`.
+TEST_F(MatrixRun, MinTimeTimesMoreStepsAndRecordsThem) {
+    const Registry registry = test_registry();
+    const auto o = options("min-time.json");
+    run_matrix(registry, spec_from(R"({"name": "m", "steps": 2, "warmup_steps": 1, "repetitions": 1, "min_time_s": 0.02,
+        "groups": [{"variants": ["serial.reference"], "n": [32], "d": [4]}]})"),
+               o);
+    const json doc = read_json(o.out_path);
+    const auto problems = check_results(doc);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    const json& run = doc["benchmarks"][0];
+    EXPECT_EQ(run["name"], "serial.reference/n:32/d:4/steps:2");
+    EXPECT_EQ(run["min_time_s"], 0.02);
+    EXPECT_GT(run["timed_steps"].get<double>(), 2.0);  // 32 bodies take microseconds a step
+    EXPECT_GE(run["time_per_step_s"].get<double>() * run["timed_steps"].get<double>(), 0.02);
+}
+
 TEST_F(MatrixRun, FailingVariantsAreRecordedAndTheRestCompletes) {
     const Registry registry = test_registry();
     const auto o = options("failing.json");
@@ -538,6 +556,8 @@ TEST(MatrixSpecTest, MistakesAreUsageErrorsNamingTheKey) {
     EXPECT_NE(message(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [8], "d": [2], "tunings": {"blok": [1]}}]})")
                   .find("no variant matched by this group has a tuning \"blok\""), std::string::npos);
     EXPECT_NE(message(R"({"name": "x", "groups": []})").find("groups"), std::string::npos);
+    EXPECT_NE(message(R"({"name": "x", "groups": [{"variants": ["serial.*"], "n": [8], "d": [2], "min_time_s": 0}]})")
+                  .find("groups[0].min_time_s"), std::string::npos);
     EXPECT_NE(message(R"({"groups": [{"variants": ["serial.*"], "n": [8], "d": [2]}]})").find("name"), std::string::npos);
 }
 
