@@ -157,6 +157,11 @@ CostLimits machine_limits(double max_seconds, bool allow) {
             }
     }
     limits.device_bytes_available = env_bytes("NBODY_DEVICE_MEMORY_BYTES");
+    if (limits.device_bytes_available == 0)
+        limits.device_memory_probe = [] {
+            const auto gpu = builtin_registry().gpu();
+            return gpu ? gpu->memory_bytes : 0.0;
+        };
     return limits;
 }
 
@@ -169,9 +174,12 @@ std::string excess(const Cost& cost, const CostLimits& limits) {
     if (limits.host_bytes_available > 0 && cost.host_bytes > limits.host_bytes_available)
         add(fmt::format("needs about {} of host memory, {} available", bytes_text(cost.host_bytes),
                         bytes_text(limits.host_bytes_available)));
-    if (limits.device_bytes_available > 0 && cost.device_bytes > limits.device_bytes_available)
+    double device_available = limits.device_bytes_available;
+    if (device_available == 0 && cost.device_bytes > 0 && limits.device_memory_probe)
+        device_available = limits.device_memory_probe();
+    if (device_available > 0 && cost.device_bytes > device_available)
         add(fmt::format("needs about {} of device memory, {} available", bytes_text(cost.device_bytes),
-                        bytes_text(limits.device_bytes_available)));
+                        bytes_text(device_available)));
     return why;
 }
 

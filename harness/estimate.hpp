@@ -9,6 +9,7 @@
 // measured here on a small problem (a fraction of a second) before refusing, so a refusal never
 // rests on the model alone.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -54,10 +55,13 @@ struct CostLimits {
     double host_bytes_available = 0;     // 0: unknown, not checked
     double device_bytes_available = 0;   // 0: unknown, not checked
     bool allow = false;                  // --allow-long: report, never refuse
+    // Asked only when a cost needs device memory and device_bytes_available is 0 (a GPU probe
+    // initialises the device: a CPU-only run should not pay for it). Returns 0 when unknown.
+    std::function<double()> device_memory_probe = nullptr;
 };
 
 // This machine's limits: MemAvailable of /proc/meminfo (or NBODY_HOST_MEMORY_BYTES), the device
-// memory from NBODY_DEVICE_MEMORY_BYTES (the GPU probe does not report it yet).
+// memory from NBODY_DEVICE_MEMORY_BYTES or else the GPU the registry's probe finds.
 CostLimits machine_limits(double max_seconds, bool allow);
 
 struct Cost {

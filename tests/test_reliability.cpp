@@ -251,6 +251,22 @@ TEST(Estimate, ExcessNamesEachLimitExceeded) {
     EXPECT_NE(both.find("needs about 3.0 GB of host memory, 1.0 GB available"), std::string::npos) << both;
 }
 
+// The device's memory is asked of the probe only when a cost needs device memory, and refuses above it.
+TEST(Estimate, DeviceMemoryComesFromTheProbeOnlyWhenNeeded) {
+    int asked = 0;
+    CostLimits limits{.max_seconds = 3600, .host_bytes_available = 0, .device_bytes_available = 0, .allow = false};
+    limits.device_memory_probe = [&asked] {
+        ++asked;
+        return 80e9;
+    };
+    EXPECT_EQ(excess(Cost{.seconds = 1, .host_bytes = 0, .device_bytes = 0, .rate_source = "x"}, limits), "");
+    EXPECT_EQ(asked, 0);  // a CPU run never initialises a GPU for its estimate
+    EXPECT_EQ(excess(Cost{.seconds = 1, .host_bytes = 0, .device_bytes = 1e9, .rate_source = "x"}, limits), "");
+    const std::string why = excess(Cost{.seconds = 1, .host_bytes = 0, .device_bytes = 1e11, .rate_source = "x"}, limits);
+    EXPECT_NE(why.find("needs about 100.0 GB of device memory, 80.0 GB available"), std::string::npos) << why;
+    EXPECT_EQ(asked, 2);
+}
+
 TEST(Estimate, DurationsAndSizesReadAsAPersonWouldWriteThem) {
     EXPECT_EQ(duration_text(0.4), "0.4 s");
     EXPECT_EQ(duration_text(42), "42 s");

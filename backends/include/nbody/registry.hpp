@@ -19,6 +19,7 @@ struct GpuInfo {
     int fp32_lanes_per_sm = 0;       // 128 on Hopper
     double memory_clock_hz = 0.0;
     int memory_bus_width_bits = 0;
+    double memory_bytes = 0.0;       // the device's global memory; 0 when unknown
     std::string driver_version;      // e.g. "13.0" (the CUDA version the driver supports)
     std::string runtime_version;
 };
