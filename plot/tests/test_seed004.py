@@ -28,7 +28,7 @@ class ReportTable(unittest.TestCase):
         self.assertEqual(rows["GPU1"][3:6], ["2.92×", "3.05×", "3.23×"])
         self.assertEqual(rows["GPU4"][3:6], ["6.61×", "7.10×", "7.07×"])
         self.assertEqual(rows["GPU3"][0:3], ["1.58×", "1.58×", "1.56×"])
-        self.assertEqual(rows["GPU7"][0:3], ["0.992×", "1.04×", "1.07×"]  # the report rounds 0.9924 to 0.99)
+        self.assertEqual(rows["GPU7"][0:3], ["0.992×", "1.04×", "1.07×"])  # the report rounds 0.9924 to 0.99
         self.assertEqual(rows["GPU8"][6:9], ["2.34×", "2.53×", "2.36×"])
         self.assertEqual(rows["GPU2"][0:3], ["", "", ""])  # not built on GPU1
         self.assertEqual(rows["GPU0"][3:9], [""] * 6)
