@@ -1,6 +1,6 @@
 // cuda.force_matrix: seed report 000's "N x N threads, matrix row summation": one thread per
 // interaction writes its pull to an N x N matrix (row i = pulls on body i), then each row is
-// summed (row_reduction.cuh: hand kernel or CUB). 8 N^2 bytes of matrix, hence the N cap.
+// summed (row_reduction.cuh: hand kernel, CUB or cuBLAS). 8 N^2 bytes of matrix, hence the N cap.
 #include "interaction.cuh"
 #include "row_reduction.cuh"
 #include "simulation_base.cuh"
@@ -14,13 +14,13 @@ constexpr std::size_t kMaxBodies = 65536;  // 32 GiB of matrix
 
 using Vec2 = Vec<float, 2>;
 
-__global__ void force_matrix_pull(DeviceBodies<float, 2> bodies, Vec2* __restrict__ matrix, DeviceConstants<float> c) {
+__global__ void force_matrix_pull(DeviceBodies<float, 2> bodies, PartialRows<float, 2> matrix, DeviceConstants<float> c) {
     const int j = blockIdx.y * blockDim.x + threadIdx.x;  // consecutive lanes write consecutive columns
     const int i = blockIdx.x * blockDim.y + threadIdx.y;
     if (i >= c.n || j >= c.n) return;
     Vec2 a{};
     pull(bodies.position_of(i), bodies.position_of(j), bodies.mass[j], c.eps2, a);
-    matrix[static_cast<std::size_t>(i) * c.n + j] = a;
+    matrix.store(i, j, a);
 }
 
 // The canonical workload only (the descriptor keeps the default WorkloadSupport).
@@ -29,20 +29,18 @@ public:
     ForceMatrix(const Problem& p, const TuningValues& t)
         : SoaSimulation(p, t),
           block_(block_size_of(t)),
-          reducer_(p.n, p.n, t.at("reduction")),
-          matrix_(p.n * p.n) {}
+          reducer_(p.n, p.n, t.at("reduction")) {}
 
 private:
     void compute_pull() override {
         const dim3 block(kColumnsPerBlock, block_ / kColumnsPerBlock);
         const dim3 grid(blocks_for(problem_.n, block.y), blocks_for(problem_.n, block.x));
-        force_matrix_pull<<<grid, block>>>(bodies(), matrix_.data(), constants_);
+        force_matrix_pull<<<grid, block>>>(bodies(), reducer_.destination(), constants_);
         NBODY_CUDA_CHECK_LAUNCH();
-        reducer_.sum(matrix_.data(), pull());
+        reducer_.sum(pull());
     }
     unsigned int block_;
-    RowReducer<float, 2> reducer_;
-    DeviceBuffer<Vec2> matrix_;
+    RowReducer<float, 2> reducer_;  // owns the matrix
 };
 
 }  // namespace

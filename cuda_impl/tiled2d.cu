@@ -2,7 +2,7 @@
 // bodies i and one chunk of `chunk` bodies j, staged once in shared memory (zero-mass padding
 // past N, one barrier every thread reaches). Thread row ty sums chunk/length of the chunk,
 // the rows are folded in shared memory, and each block writes one partial pull per body:
-// partial[i][blockIdx.y]. A second step sums each body's partials (hand kernel or CUB).
+// partial[i][blockIdx.y]. A second step sums each body's partials (hand kernel, CUB or cuBLAS).
 // Many more blocks than cuda.tiled at small N, at the price of N^2/chunk partials.
 #include <string>
 
@@ -18,7 +18,7 @@ namespace {
 constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
 
 template <class Real, int Dim, int Unroll>
-__global__ void tiled2d_partials(DeviceBodies<Real, Dim> bodies, int chunk, Vec<Real, Dim>* __restrict__ partials,
+__global__ void tiled2d_partials(DeviceBodies<Real, Dim> bodies, int chunk, PartialRows<Real, Dim> partials,
                                  DeviceConstants<Real> c) {
     // Dim + 1 arrays of `chunk` values (axis k at k * chunk, the masses last), then one pull per thread.
     extern __shared__ __align__(16) unsigned char shared[];
@@ -57,7 +57,7 @@ NBODY_UNROLL_AXES
 NBODY_UNROLL_AXES
             for (int axis = 0; axis < Dim; ++axis) a[axis] += row_sums[r * blockDim.x + threadIdx.x][axis];
         }
-        partials[static_cast<std::size_t>(i) * gridDim.y + blockIdx.y] = a;
+        partials.store(i, blockIdx.y, a);
     }
 }
 
@@ -98,8 +98,7 @@ public:
           shared_bytes_((Dim + 1) * chunk_ * sizeof(Real) + block_.x * block_.y * sizeof(Vec<Real, Dim>)),
           kernel_(Tiled2dUnrolls<Real, Dim>::select(tuning_int(t, "unroll"),
                                                     [&]<int Unroll>() { return tiled2d_partials<Real, Dim, Unroll>; })),
-          reducer_(p.n, chunks_, t.at("reduction")),
-          partials_(p.n * chunks_) {
+          reducer_(p.n, chunks_, t.at("reduction")) {
         require_block_fits(reinterpret_cast<const void*>(kernel_), block_.x * block_.y, "cuda.tiled2d");
         if (shared_bytes_ > kDefaultSharedBytes)  // large chunks: opt in above the default 48 KiB
             NBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -107,13 +106,13 @@ public:
     }
 
 private:
-    using Kernel = void (*)(DeviceBodies<Real, Dim>, int, Vec<Real, Dim>*, DeviceConstants<Real>);
+    using Kernel = void (*)(DeviceBodies<Real, Dim>, int, PartialRows<Real, Dim>, DeviceConstants<Real>);
 
     void compute_pull() override {
         const dim3 grid(blocks_for(this->problem_.n, block_.x), chunks_);
-        kernel_<<<grid, block_, shared_bytes_>>>(this->bodies(), chunk_, partials_.data(), this->constants_);
+        kernel_<<<grid, block_, shared_bytes_>>>(this->bodies(), chunk_, reducer_.destination(), this->constants_);
         NBODY_CUDA_CHECK_LAUNCH();
-        reducer_.sum(partials_.data(), this->pull());
+        reducer_.sum(this->pull());
     }
 
     dim3 block_;
@@ -121,8 +120,7 @@ private:
     unsigned int chunks_;
     std::size_t shared_bytes_;
     Kernel kernel_;
-    RowReducer<Real, Dim> reducer_;
-    DeviceBuffer<Vec<Real, Dim>> partials_;
+    RowReducer<Real, Dim> reducer_;  // owns the partials
 };
 
 }  // namespace

@@ -15,3 +15,8 @@ VariantDescriptor unrolled_variant();
 VariantDescriptor fastmath_variant();
 VariantDescriptor sliced_variant();
 }  // namespace nbody::cuda
+// Seed report 004's ladder (issue 20): its GPU0, and its GPU2-GPU8 as tunings of one kernel.
+namespace nbody::cuda {
+VariantDescriptor pairwise_variant();
+VariantDescriptor tiled2d_seed004_variant();
+}  // namespace nbody::cuda

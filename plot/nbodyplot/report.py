@@ -3,6 +3,7 @@ then the figures with the tables whose numbers they show, then the files, builds
 from __future__ import annotations
 
 from . import analysis
+from . import seed004  # seed report 004's Table 2 (issue 20)
 from .results import ERROR_FIELDS, Config, Source, num, workload_text
 
 ERROR_TITLES = {"max_pos_err": "max pos err", "rms_pos_err": "RMS pos err",
@@ -387,6 +388,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += ["## Time per step against D", ""] + figure(
         stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.")
     lines += ladder_section(ladder_tables, ladder_stems)
+    lines += seed004.section(configs, table)
     lines += scaling_section(configs, stems["thread_scaling"])
     lines += portability_section(pps, pp_stems)
     lines += verification_section(configs, anchors)

@@ -1,0 +1,12 @@
+#pragma once
+// 1/sqrt as a correctly rounded sqrt and a divide, in the workload's precision: seed report 004's
+// rungs before its GPU3 ("use rsqrt"). interaction.cuh's ExactDeviceInvSqrt is the float32-only
+// form of seed report 000's baseline.
+namespace nbody::cuda {
+
+struct SqrtDivide {
+    __device__ float operator()(float v) const { return 1.0f / sqrtf(v); }
+    __device__ double operator()(double v) const { return 1.0 / sqrt(v); }
+};
+
+}  // namespace nbody::cuda

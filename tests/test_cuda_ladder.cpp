@@ -1,0 +1,203 @@
+// Seed report 004's ladder (issue 20): cuda.pairwise (its GPU0) and cuda.tiled2d_seed004 (its GPU2
+// to GPU8 as tunings). Without a GPU: the report's rules (len * luf <= 1024, luf >= wid) and ours
+// are usage errors naming the rule before any device call, and every shape of the report's grid
+// passes them. With a GPU: every rung with every row reduction (hand, CUB, cuBLAS), on the report's
+// 3D leapfrog workload and the canonical 2D one, agrees with the host reference, and so do the other
+// partial-sum variants with reduction=cublas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "nbody/errors.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/registry.hpp"
+
+namespace nbody {
+namespace {
+
+const std::string kSeed004 = "cuda.tiled2d_seed004";
+const Workload kThreeDLeapfrog{.dim = 3, .precision = Precision::fp32, .integrator = Integrator::leapfrog};
+const Workload kCanonical{};
+
+const VariantDescriptor& variant(const std::string& id) {
+    const VariantDescriptor* v = builtin_registry().find(id);
+    if (v == nullptr) throw std::logic_error(id + " is not registered");
+    return *v;
+}
+
+bool gpu_present() { return variant(kSeed004).availability().available; }
+
+std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n,
+                                   const Workload& w = kThreeDLeapfrog) {
+    const VariantDescriptor& v = variant(id);
+    return v.create(Problem{.n = n, .d = 10, .constants = {}, .workload = w}, Registry::resolve_tuning(v, tuning));
+}
+
+// The UsageError's message, or "" when create() refused nothing before the device.
+std::string usage_error_of(const std::string& id, const TuningValues& tuning, const Workload& w = kThreeDLeapfrog) {
+    try {
+        create(id, tuning, 1000, w);
+    } catch (const UsageError& e) {
+        return e.what();
+    } catch (const std::runtime_error&) {
+        if (gpu_present()) throw;  // without a GPU the first device call fails after the checks
+    }
+    return "";
+}
+
+// The rungs as the report climbs them, each on its predecessor.
+struct Rung {
+    std::string name;
+    TuningValues tuning;
+};
+const std::vector<Rung>& rungs() {
+    static const std::vector<Rung> all = [] {
+        std::vector<Rung> out;
+        TuningValues t = {{"rsqrt", "off"},        {"shared_memory", "off"},        {"register_reduction", "off"},
+                          {"bank_conflict_avoidance", "off"}, {"compile_time_shape", "off"}, {"reduction", "hand"}};
+        out.push_back({"GPU2", t});
+        t["rsqrt"] = "on";
+        out.push_back({"GPU3", t});
+        t["shared_memory"] = "on";
+        out.push_back({"GPU4", t});
+        t["register_reduction"] = "on";
+        out.push_back({"GPU5", t});
+        t["bank_conflict_avoidance"] = "on";
+        out.push_back({"GPU6", t});
+        t["reduction"] = "cublas";
+        out.push_back({"GPU7", t});
+        t["compile_time_shape"] = "on";
+        out.push_back({"GPU8", t});
+        return out;
+    }();
+    return all;
+}
+
+TEST(Seed004Rules, LenTimesLufAbove1024IsRefused) {
+    const std::string message = usage_error_of(kSeed004, {{"len", "2"}, {"luf", "1024"}, {"wid", "64"}});
+    EXPECT_NE(message.find("len * luf <= 1024"), std::string::npos) << message;
+    EXPECT_NE(message.find("len=2"), std::string::npos) << message;
+}
+
+TEST(Seed004Rules, LufBelowWidIsRefused) {
+    const std::string message = usage_error_of(kSeed004, {{"wid", "512"}, {"luf", "256"}});
+    EXPECT_NE(message.find("luf >= wid"), std::string::npos) << message;
+}
+
+TEST(Seed004Rules, StagingTuningsNeedSharedMemory) {
+    for (const char* tuning : {"register_reduction", "bank_conflict_avoidance"}) {
+        const std::string message = usage_error_of(kSeed004, {{"shared_memory", "off"}, {tuning, "on"}});
+        EXPECT_NE(message.find("need shared_memory=on"), std::string::npos) << tuning << ": " << message;
+    }
+}
+
+TEST(Seed004Rules, CompileTimeShapeIsCompiledOnTheGpu7KernelAndFloat32Only) {
+    for (const char* off : {"rsqrt", "bank_conflict_avoidance"}) {
+        const std::string message = usage_error_of(kSeed004, {{"compile_time_shape", "on"}, {off, "off"}});
+        EXPECT_NE(message.find("GPU7 kernel only"), std::string::npos) << off << ": " << message;
+    }
+    const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
+    const std::string message = usage_error_of(kSeed004, {{"compile_time_shape", "on"}}, fp64);
+    EXPECT_NE(message.find("float32 workloads only"), std::string::npos) << message;
+}
+
+TEST(Seed004Rules, ValuesOutsideTheReportsGridAreRefused) {
+    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"len", "8"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"wid", "32"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"luf", "2048"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"reduction", "gemm"}}), UsageError);
+}
+
+TEST(Seed004Rules, EveryShapeTheReportAllowsPassesOnEveryRung) {
+    int allowed = 0;
+    for (int len : {1, 2, 4})
+        for (int wid : {64, 128, 256, 512})
+            for (int luf : {256, 512, 1024}) {
+                if (len * luf > 1024 || luf < wid) continue;
+                ++allowed;
+                for (const Rung& rung : rungs()) {
+                    TuningValues t = rung.tuning;
+                    t["len"] = std::to_string(len);
+                    t["wid"] = std::to_string(wid);
+                    t["luf"] = std::to_string(luf);
+                    EXPECT_EQ(usage_error_of(kSeed004, t), "") << rung.name << " len=" << len << " wid=" << wid << " luf=" << luf;
+                }
+            }
+    EXPECT_EQ(allowed, 21);  // luf 256: 3 len x 3 wid; 512: 2 x 4; 1024: 1 x 4
+}
+
+TEST(Seed004Rules, Gpu0OffersTheReportsBlockSizes) {
+    for (const char* block : {"16", "64", "128", "256"})
+        EXPECT_NO_THROW(Registry::resolve_tuning(variant("cuda.pairwise"), {{"block_size", block}})) << block;
+}
+
+// Worst |position - reference| after `steps` steps (double reference of the float32 state).
+long double position_error(const std::string& id, const TuningValues& tuning, std::size_t n, const Workload& w, int steps) {
+    auto sim = create(id, tuning, n, w);
+    sim->upload(generate_state(w, n));
+    sim->advance(steps);
+    sim->synchronize();
+    HostState state = empty_state(w, n);
+    std::vector<float> map;
+    sim->download(state, map);
+    BodiesT<double> reference = std::visit([](const auto& b) { return BodiesT<double>::converted_from(b); }, generate_state(w, n));
+    reference_advance(reference, PhysicsConstants{}, w.integrator, steps);
+    long double worst = 0;
+    std::visit(
+        [&](const auto& b) {
+            for (int axis = 0; axis < w.dim; ++axis)
+                for (std::size_t i = 0; i < n; ++i)
+                    worst = std::max(worst, std::abs(static_cast<long double>(b.position(axis)[i]) - reference.position(axis)[i]));
+        },
+        state);
+    return worst;
+}
+
+constexpr long double kFp32Threshold = 1e-4;  // test_cuda.cpp's float32 position threshold
+
+TEST(Seed004Ladder, EveryRungAndReductionAgreesWithTheReference) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+    // Shapes with 1, 2 and 4 threads per body; N not a multiple of any chunk.
+    const std::vector<TuningValues> shapes = {{{"len", "1"}, {"wid", "64"}, {"luf", "256"}},
+                                              {{"len", "2"}, {"wid", "256"}, {"luf", "512"}},
+                                              {{"len", "4"}, {"wid", "128"}, {"luf", "256"}}};
+    for (const Workload& w : {kThreeDLeapfrog, kCanonical})
+        for (const Rung& rung : rungs())
+            for (const char* reduction : {"hand", "cub", "cublas"})
+                for (const TuningValues& shape : shapes) {
+                    TuningValues t = rung.tuning;
+                    t.insert(shape.begin(), shape.end());
+                    t["reduction"] = reduction;
+                    for (std::size_t n : {1000u, 4099u})
+                        EXPECT_LE(position_error(kSeed004, t, n, w, 2), kFp32Threshold)
+                            << rung.name << " reduction=" << reduction << " len=" << t["len"] << " N=" << n << " "
+                            << to_string(w);
+                }
+}
+
+TEST(Seed004Ladder, Float64RunsTheRuntimeShapeRungs) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+    const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
+    for (const Rung& rung : rungs()) {
+        if (rung.tuning.at("compile_time_shape") == "on") continue;
+        EXPECT_LE(position_error(kSeed004, rung.tuning, 1000, fp64, 2), 1e-12) << rung.name;
+    }
+}
+
+TEST(Seed004Ladder, Gpu0AndTheOtherPartialSumVariantsWithCublas) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+    for (const Workload& w : {kThreeDLeapfrog, kCanonical})
+        for (const char* block : {"16", "128"})
+            EXPECT_LE(position_error("cuda.pairwise", {{"block_size", block}}, 1000, w, 2), kFp32Threshold) << block;
+    EXPECT_LE(position_error("cuda.tiled2d", {{"reduction", "cublas"}}, 4099, kThreeDLeapfrog, 2), kFp32Threshold);
+    EXPECT_LE(position_error("cuda.force_matrix", {{"reduction", "cublas"}}, 1000, kCanonical, 2), kFp32Threshold);
+}
+
+}  // namespace
+}  // namespace nbody
