@@ -52,7 +52,9 @@ TEST(OmpTarget, AvailableExactlyWhenLibgompFindsADevice) {
     for (const auto& id : kLadder) {
         const Availability a = variant(id).availability();
         EXPECT_EQ(a.available, device) << id;
-        if (!device) EXPECT_NE(a.reason.find("no OpenMP offload device"), std::string::npos) << a.reason;
+        if (!device) {
+            EXPECT_NE(a.reason.find("no OpenMP offload device"), std::string::npos) << a.reason;
+        }
     }
 }
 
