@@ -7,6 +7,8 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           # scripts/sanitizers.sh and scripts/fuzz.sh: Clang with libFuzzer and the sanitizer runtimes,
           # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through)
           clang-16 libclang-rt-16-dev libomp-16-dev)
+# omp_target_impl/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1)
+packages+=(gcc-12-offload-nvptx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

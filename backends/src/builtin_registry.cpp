@@ -3,6 +3,8 @@
 
 namespace nbody {
 
+void register_omp_target_variants(Registry& registry);  // when NBODY_WITH_OMP_TARGET
+
 Registry& builtin_registry() {
     static Registry registry = [] {
         Registry r;
@@ -15,6 +17,9 @@ Registry& builtin_registry() {
 #endif
 #ifdef NBODY_WITH_KOKKOS
         register_kokkos_variants(r);
+#endif
+#ifdef NBODY_WITH_OMP_TARGET
+        register_omp_target_variants(r);
 #endif
         return r;
     }();

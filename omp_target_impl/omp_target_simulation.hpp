@@ -1,0 +1,208 @@
+#pragma once
+// What every omp_target variant shares: the state kept resident on the device across steps
+// (`target enter data` at upload, `target exit data` at destruction), the integration halves and
+// the activity map in target regions of their own, and the launch tunings. A variant supplies only
+// its force kernel (a Force with a `pulls` member); its whole code is in its own file.
+//
+// Device layout, structure of arrays with the axes one after another: pos[k * n + i] (k < Dim).
+// Every target region names the host pointers of these arrays; being present (mapped at upload),
+// they are translated to the device copies (OpenMP's zero-length array sections for pointers).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nbody/physics.hpp"
+#include "nbody/variant.hpp"
+
+namespace nbody::omp_target {
+
+// libgomp runs a target region on the host when it finds no device: a listed variant refuses
+// that (gpu_required); only the model's tests ask for the host to check the arithmetic in CI.
+enum class OffloadDevice { gpu_required, host_fallback_allowed };
+
+// Available when libgomp finds an offload device; otherwise the reason.
+Availability offload_availability();
+
+// SIMT lanes of one OpenMP thread in GCC's nvptx mapping (a thread is a warp; `simd` spreads
+// over its lanes).
+inline constexpr int kLanes = 32;
+
+// num_teams / thread_limit tunings ("teams" 0: enough teams for one body per lane).
+std::vector<TuningParameter> launch_tunings(const std::string& default_threads);
+struct Launch {
+    int teams = 0;
+    int threads = 0;
+};
+// The tuned launch for `n` items of which one OpenMP thread takes `per_thread`.
+Launch launch_for(const TuningValues& tuning, std::size_t n, int per_thread);
+
+// Per-axis pointers into an axis-major array of n bodies (load_axes / store_axes take these).
+template <int Dim, class Real>
+inline void axis_pointers(Real* base, int n, Real* (&axes)[Dim]) {
+    for (int k = 0; k < Dim; ++k) axes[k] = base + static_cast<std::ptrdiff_t>(k) * n;
+}
+
+template <class Real, int Dim, class Force>
+class OmpTargetSimulation final : public SimulationOf<Real> {
+public:
+    OmpTargetSimulation(const Problem& problem, Force force, OffloadDevice device)
+        : problem_(problem),
+          force_(force),
+          n_(static_cast<int>(problem.n)),
+          cells_(problem.d * problem.d),
+          pos_(static_cast<std::size_t>(Dim) * problem.n),
+          vel_(static_cast<std::size_t>(Dim) * problem.n),
+          pull_(static_cast<std::size_t>(Dim) * problem.n, Real(0)),
+          mass_(problem.n),
+          counts_(static_cast<std::size_t>(cells_), 0),
+          map_(static_cast<std::size_t>(cells_), 0.0f) {
+        if (device == OffloadDevice::gpu_required) {
+            const Availability a = offload_availability();
+            if (!a.available) throw std::runtime_error("omp_target variant cannot run here: " + a.reason);
+        }
+    }
+    OmpTargetSimulation(const OmpTargetSimulation&) = delete;
+    OmpTargetSimulation& operator=(const OmpTargetSimulation&) = delete;
+    ~OmpTargetSimulation() override {
+        if (!mapped_) return;
+        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data(), *mass = mass_.data();
+        int* counts = counts_.data();
+        float* map = map_.data();
+        const int bodies = Dim * n_, n = n_, cells = cells_;
+#pragma omp target exit data map(delete : pos[0:bodies], vel[0:bodies], pull[0:bodies], mass[0:n], \
+                                     counts[0:cells], map[0:cells])
+    }
+
+    void upload(const BodiesT<Real>& initial) override {
+        for (int k = 0; k < Dim; ++k) {
+            std::copy(initial.position(k).begin(), initial.position(k).end(), pos_.begin() + std::ptrdiff_t(k) * n_);
+            std::copy(initial.velocity(k).begin(), initial.velocity(k).end(), vel_.begin() + std::ptrdiff_t(k) * n_);
+        }
+        std::copy(initial.m.begin(), initial.m.end(), mass_.begin());
+        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data(), *mass = mass_.data();
+        int* counts = counts_.data();
+        float* map = map_.data();
+        const int bodies = Dim * n_, n = n_, cells = cells_;
+        if (!mapped_) {
+#pragma omp target enter data map(to : pos[0:bodies], vel[0:bodies], mass[0:n], counts[0:cells]) \
+                              map(alloc : pull[0:bodies], map[0:cells])
+            mapped_ = true;
+        } else {
+#pragma omp target update to(pos[0:bodies], vel[0:bodies], mass[0:n])
+        }
+        if (needs_initial_pull(problem_.workload.integrator)) force_.template pulls<Real, Dim>(pos, mass, pull, n_, eps2());
+        count_and_normalise(false);
+    }
+
+    void advance(int steps) override {
+        for (int s = 0; s < steps; ++s) {
+            if (problem_.workload.integrator == Integrator::leapfrog) advance_before_force_on_device();
+            force_.template pulls<Real, Dim>(pos_.data(), mass_.data(), pull_.data(), n_, eps2());
+            count_and_normalise(true);
+        }
+    }
+
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
+        Real *pos = pos_.data(), *vel = vel_.data();
+        float* map = map_.data();
+        const int bodies = Dim * n_, cells = cells_;
+#pragma omp target update from(pos[0:bodies], vel[0:bodies], map[0:cells])
+        state = BodiesT<Real>(problem_.n, Dim);
+        for (int k = 0; k < Dim; ++k) {
+            std::copy(pos_.begin() + std::ptrdiff_t(k) * n_, pos_.begin() + std::ptrdiff_t(k + 1) * n_,
+                      state.position(k).begin());
+            std::copy(vel_.begin() + std::ptrdiff_t(k) * n_, vel_.begin() + std::ptrdiff_t(k + 1) * n_,
+                      state.velocity(k).begin());
+        }
+        std::copy(mass_.begin(), mass_.end(), state.m.begin());
+        activity_map = map_;
+    }
+
+private:
+    Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
+
+    // Leapfrog's half kick and drift before the force.
+    void advance_before_force_on_device() {
+        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data();
+        const int n = n_;
+        const Integrator integrator = problem_.workload.integrator;
+        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
+#pragma omp target teams distribute parallel for simd
+        for (int i = 0; i < n; ++i) {
+            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(vel, n, v_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i), v = load_axes<Dim>(v_axes, i);
+            const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
+            advance_before_force(integrator, p, v, a, G, dt);
+            store_axes<Dim>(p_axes, i, p);
+            store_axes<Dim>(v_axes, i, v);
+        }
+    }
+
+    // The rest of the step (when `integrate_first`), each body counted in its cell with an atomic
+    // update on the device, then the counts normalised there and cleared for the next step.
+    void count_and_normalise(bool integrate_first) {
+        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data();
+        int* counts = counts_.data();
+        float* map = map_.data();
+        const int n = n_, d = problem_.d, cells = cells_;
+        const Integrator integrator = problem_.workload.integrator;
+        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
+#pragma omp target teams distribute parallel for simd
+        for (int i = 0; i < n; ++i) {
+            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(vel, n, v_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i);
+            if (integrate_first) {
+                Vec<Real, Dim> v = load_axes<Dim>(v_axes, i);
+                const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
+                advance_after_force(integrator, p, v, a, G, dt);
+                store_axes<Dim>(p_axes, i, p);
+                store_axes<Dim>(v_axes, i, v);
+            }
+            const int cell = activity_cell(p[0], p[1], d);
+            if (cell >= 0) {
+#pragma omp atomic update
+                counts[cell] += 1;
+            }
+        }
+        const float scale = activity_scale(problem_.n, d);
+#pragma omp target teams distribute parallel for simd
+        for (int c = 0; c < cells; ++c) {
+            map[c] = static_cast<float>(counts[c]) * scale;
+            counts[c] = 0;
+        }
+    }
+
+    Problem problem_;
+    Force force_;
+    int n_;
+    int cells_;
+    std::vector<Real> pos_, vel_, pull_, mass_;
+    std::vector<int> counts_;
+    std::vector<float> map_;
+    bool mapped_ = false;
+};
+
+// The simulation of `problem` in its precision and dimension with `force`.
+template <class Force>
+std::unique_ptr<Simulation> make_simulation(const Problem& problem, Force force, OffloadDevice device) {
+    const bool fp64 = problem.workload.precision == Precision::fp64;
+    if (problem.workload.dim == 3) {
+        if (fp64) return std::make_unique<OmpTargetSimulation<double, 3, Force>>(problem, force, device);
+        return std::make_unique<OmpTargetSimulation<float, 3, Force>>(problem, force, device);
+    }
+    if (fp64) return std::make_unique<OmpTargetSimulation<double, 2, Force>>(problem, force, device);
+    return std::make_unique<OmpTargetSimulation<float, 2, Force>>(problem, force, device);
+}
+
+}  // namespace nbody::omp_target

@@ -1,0 +1,68 @@
+// omp_target.tiled: the bodies j staged in a team-local tile, as cuda.tiled stages them in shared
+// memory: each team takes blocks of threads x 32 bodies i; its threads copy a tile of bodies j
+// into an array declared in the teams region (shared by the team's threads), then every lane
+// accumulates its body i over the tile into its pull, which stays in device memory between tiles
+// (a private accumulator cannot outlive one worksharing loop).
+#include <algorithm>
+
+#include "omp_target.hpp"
+
+namespace nbody::omp_target {
+namespace {
+
+constexpr int kTile = 256;
+
+struct TiledForce {
+    Launch launch;
+    template <class Real, int Dim>
+    void pulls(const Real* pos, const Real* mass, Real* pull, int n, Real eps2) const {
+        const int teams = launch.teams, threads = launch.threads;  // a member in the clause crashes GCC 12
+        const int block = threads * kLanes;
+        const int blocks = (n + block - 1) / block;
+#pragma omp target teams num_teams(teams) thread_limit(threads)
+        {
+            Real tile[Dim + 1][kTile];
+            for (int blk = omp_get_team_num(); blk < blocks; blk += omp_get_num_teams()) {
+                const int first = blk * block, last = std::min(first + block, n);
+#pragma omp parallel num_threads(threads)
+                for (int j0 = 0; j0 < n; j0 += kTile) {
+                    const int tile_len = std::min(kTile, n - j0);
+#pragma omp for simd
+                    for (int t = 0; t < tile_len; ++t) {
+                        for (int k = 0; k < Dim; ++k) tile[k][t] = pos[k * n + j0 + t];
+                        tile[Dim][t] = mass[j0 + t];
+                    }
+#pragma omp for simd
+                    for (int i = first; i < last; ++i) {
+                        const Real* p_axes[Dim];
+                        Real* a_axes[Dim];
+                        axis_pointers<Dim>(pos, n, p_axes);
+                        axis_pointers<Dim>(pull, n, a_axes);
+                        const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
+                        Vec<Real, Dim> a{};
+                        if (j0 > 0) a = load_axes<Dim>(a_axes, i);
+                        for (int t = 0; t < tile_len; ++t) {
+                            Vec<Real, Dim> pj;
+                            for (int k = 0; k < Dim; ++k) pj[k] = tile[k][t];
+                            accumulate_pull(pi, pj, tile[Dim][t], eps2, a, ExactInvSqrt{});
+                        }
+                        store_axes<Dim>(a_axes, i, a);
+                    }
+                }
+            }
+        }
+    }
+};
+
+}  // namespace
+
+VariantEntry tiled_entry() {
+    return {.id = "omp_target.tiled",
+            .description = "omp_target.simd with tiles of 256 bodies j in a team-local array; num_teams/thread_limit tunings",
+            .tunings = launch_tunings("8"),
+            .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
+                return make_simulation(p, TiledForce{launch_for(t, p.n, kLanes)}, device);
+            }};
+}
+
+}  // namespace nbody::omp_target
