@@ -87,6 +87,11 @@ DistributedRun::~DistributedRun() {
     mpi_.reset();  // MPI_Finalize after the last collective
 }
 
+void DistributedRun::fail(int exit_status, std::string_view message) {
+    communicator_->abort_all(exit_status, message);
+    std::abort();  // abort_all never returns; a virtual call does not tell the compiler so
+}
+
 std::vector<std::string> allgather_strings(Communicator& communicator, std::string_view text) {
     constexpr std::size_t bytes_per_rank = 256;  // 64 int32 per rank, NUL-padded
     constexpr std::size_t words_per_rank = bytes_per_rank / sizeof(std::int32_t);

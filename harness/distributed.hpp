@@ -43,7 +43,7 @@ public:
 
     // A failure on this rank: prints "rank r of G: message" and ends every rank with exit_status
     // (non-zero). In a single process it prints the same line and exits.
-    [[noreturn]] void fail(int exit_status, std::string_view message) { communicator_->abort_all(exit_status, message); }
+    [[noreturn]] void fail(int exit_status, std::string_view message);
 
     // Each rank's host name, in rank order (a collective: every rank calls it).
     std::vector<std::string> host_names();
