@@ -6,7 +6,9 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           python3 python3-matplotlib python3-pandas libtrilinos-kokkos-dev
           # scripts/sanitizers.sh and scripts/fuzz.sh: Clang with libFuzzer and the sanitizer runtimes,
           # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through)
-          clang-16 libclang-rt-16-dev libomp-16-dev)
+          clang-16 libclang-rt-16-dev libomp-16-dev
+          # the distributed mode (docs/scaling.md): MPI's library and mpirun
+          libopenmpi-dev openmpi-bin)
 # omp_target_impl/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1)
 packages+=(gcc-12-offload-nvptx)
 missing=()

@@ -1,0 +1,231 @@
+// The distributed mode's plumbing (docs/scaling.md): the block decomposition, the single-process
+// communicators, the launcher detection, and under mpirun (where the build has MPI) the host
+// collectives against the single-process answer and the fault cases ending every rank in bounded time.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "distributed.hpp"
+#include "nbody/communicator.hpp"
+#include "nbody/errors.hpp"
+
+namespace {
+
+using nbody::BlockDecomposition;
+using nbody::BodyBlock;
+
+TEST(BlockDecomposition, EvenSplitGivesEqualContiguousBlocks) {
+    const BlockDecomposition d(12, 3);
+    EXPECT_EQ(d.block_capacity(), 4u);
+    EXPECT_EQ(d.gather_capacity(), 12u);
+    EXPECT_EQ(d.block(0), (BodyBlock{0, 4}));
+    EXPECT_EQ(d.block(1), (BodyBlock{4, 4}));
+    EXPECT_EQ(d.block(2), (BodyBlock{8, 4}));
+}
+
+TEST(BlockDecomposition, UnevenSplitPutsTheRemainderLastAndNoBlockExceedsTheCeiling) {
+    const BlockDecomposition d(10, 4);
+    EXPECT_EQ(d.block_capacity(), 3u);
+    EXPECT_EQ(d.gather_capacity(), 12u);
+    EXPECT_EQ(d.block(0), (BodyBlock{0, 3}));
+    EXPECT_EQ(d.block(2), (BodyBlock{6, 3}));
+    EXPECT_EQ(d.block(3), (BodyBlock{9, 1}));
+}
+
+TEST(BlockDecomposition, BlocksTileEveryBodyOnceForManySizes) {
+    for (int ranks : {1, 2, 3, 7, 8, 64}) {
+        for (std::size_t n : {0u, 1u, 2u, 5u, 63u, 64u, 65u, 1000u, 1023u, 4099u}) {
+            const BlockDecomposition d(n, ranks);
+            std::size_t next = 0;
+            for (int r = 0; r < ranks; ++r) {
+                const BodyBlock b = d.block(r);
+                EXPECT_LE(b.count, d.block_capacity());
+                if (b.count != 0) {
+                    EXPECT_EQ(b.first, next) << "n " << n << " ranks " << ranks << " rank " << r;
+                    EXPECT_EQ(b.first, d.block_capacity() * static_cast<std::size_t>(r));  // where NCCL's equal blocks land
+                }
+                next += b.count;
+            }
+            EXPECT_EQ(next, n) << "n " << n << " ranks " << ranks;
+            EXPECT_GE(d.gather_capacity(), n);
+            EXPECT_LT(d.gather_capacity() - n, static_cast<std::size_t>(ranks));
+        }
+    }
+}
+
+TEST(BlockDecomposition, FewerBodiesThanRanksLeavesTrailingBlocksEmpty) {
+    const BlockDecomposition d(2, 3);
+    EXPECT_EQ(d.block(0), (BodyBlock{0, 1}));
+    EXPECT_EQ(d.block(1), (BodyBlock{1, 1}));
+    EXPECT_EQ(d.block(2).count, 0u);
+}
+
+TEST(BlockDecomposition, RejectsNoRanksAndRanksOutside) {
+    EXPECT_THROW(BlockDecomposition(10, 0), nbody::UsageError);
+    const BlockDecomposition d(10, 2);
+    EXPECT_THROW(d.block(2), nbody::UsageError);
+    EXPECT_THROW(d.block(-1), nbody::UsageError);
+}
+
+TEST(SingleProcessCommunicator, IsTheIdentityAndChecksItsArguments) {
+    nbody::SingleProcessCommunicator c;
+    EXPECT_EQ(c.rank(), 0);
+    EXPECT_EQ(c.size(), 1);
+    std::vector<float> x{1.0f, 2.0f, 3.0f};
+    c.allgather_in_place(std::span<float>(x), BlockDecomposition(3, 1));
+    EXPECT_EQ(x, (std::vector<float>{1.0f, 2.0f, 3.0f}));
+    std::vector<std::int32_t> counts{4, 5};
+    c.allreduce_sum(std::span<std::int32_t>(counts));
+    EXPECT_EQ(counts, (std::vector<std::int32_t>{4, 5}));
+    EXPECT_THROW(c.allgather_in_place(std::span<float>(x), BlockDecomposition(4, 1)), nbody::UsageError);
+    EXPECT_THROW(c.allgather_in_place(std::span<float>(x), BlockDecomposition(3, 2)), nbody::UsageError);
+    EXPECT_EQ(nbody::allgather_strings(c, "only"), (std::vector<std::string>{"only"}));
+}
+
+TEST(SingleProcessCommunicator, AbortAllExitsNonZeroNamingTheRank) {
+    EXPECT_EXIT(nbody::SingleProcessCommunicator{}.abort_all(3, "planted"), testing::ExitedWithCode(3), "rank 0 of 1: planted");
+}
+
+TEST(LaunchEnvironment, ReadsOpenMpiPmiAndPmixVariables) {
+    auto with = [](std::map<std::string, std::string> variables) {
+        return nbody::launch_environment([variables](const char* name) -> const char* {
+            const auto found = variables.find(name);
+            return found == variables.end() ? nullptr : found->second.c_str();
+        });
+    };
+    EXPECT_FALSE(with({}).under_launcher);
+    const auto open_mpi = with({{"OMPI_COMM_WORLD_SIZE", "3"}, {"PMIX_RANK", "1"}});
+    EXPECT_TRUE(open_mpi.under_launcher);
+    EXPECT_EQ(open_mpi.world_size, 3);
+    EXPECT_EQ(open_mpi.evidence, "OMPI_COMM_WORLD_SIZE=3");
+    EXPECT_EQ(with({{"PMI_SIZE", "2"}}).world_size, 2);
+    const auto pmix = with({{"PMIX_RANK", "0"}});
+    EXPECT_TRUE(pmix.under_launcher);
+    EXPECT_EQ(pmix.world_size, 0);
+}
+
+// ---- under mpirun ---------------------------------------------------------------------------
+
+struct Finished {
+    bool timed_out = false;
+    int exit_status = -1;  // the exit code, or 128 + signal
+    std::string output;    // stdout and stderr together
+    double seconds = 0.0;
+};
+
+// Runs `arguments` in its own process group, kills that group after `limit_seconds`.
+Finished run_with_limit(const std::vector<std::string>& arguments, double limit_seconds) {
+    int pipe_ends[2];
+    if (pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t child = fork();
+    if (child < 0) throw std::runtime_error("fork failed");
+    if (child == 0) {
+        setpgid(0, 0);
+        dup2(pipe_ends[1], STDOUT_FILENO);
+        dup2(pipe_ends[1], STDERR_FILENO);
+        close(pipe_ends[0]);
+        close(pipe_ends[1]);
+        std::vector<char*> argv;
+        for (const std::string& a : arguments) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    setpgid(child, child);
+    close(pipe_ends[1]);
+    Finished finished;
+    char buffer[4096];
+    for (;;) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (elapsed > limit_seconds) {
+            finished.timed_out = true;
+            kill(-child, SIGKILL);
+            break;
+        }
+        pollfd readable{pipe_ends[0], POLLIN, 0};
+        if (poll(&readable, 1, 200) > 0) {
+            const ssize_t got = read(pipe_ends[0], buffer, sizeof buffer);
+            if (got <= 0) break;  // every writer closed: the job ended
+            finished.output.append(buffer, static_cast<std::size_t>(got));
+        }
+    }
+    close(pipe_ends[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    finished.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    finished.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return finished;
+}
+
+#if defined(NBODY_WITH_MPI)
+constexpr bool built_with_mpi = true;
+#else
+constexpr bool built_with_mpi = false;
+#endif
+
+std::vector<std::string> mpirun(int ranks, const std::string& scenario, const std::string& argument) {
+    // As root Open MPI refuses to start without --allow-run-as-root; CI machines have 2 cores.
+    return {NBODY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks),
+            NBODY_MPI_RANK_CHECKS_PATH, scenario, argument};
+}
+
+#define SKIP_WITHOUT_MPIRUN()                                                                                  \
+    do {                                                                                                       \
+        if (!built_with_mpi || std::string(NBODY_MPIEXEC).empty())                                             \
+            GTEST_SKIP() << "this build has no MPI or no mpirun (docs/scaling.md; apt-get install libopenmpi-dev " \
+                            "openmpi-bin)";                                                                    \
+    } while (0)
+
+// A collective job on an idle machine ends in about a second; a hang is what the limit catches.
+constexpr double job_limit_seconds = 60.0;
+// The fault must end every rank "within seconds": mpirun's own teardown included.
+constexpr double fault_limit_seconds = 20.0;
+
+TEST(SingleRank, RankChecksPassWithoutMpirun) {
+    const Finished f = run_with_limit({NBODY_MPI_RANK_CHECKS_PATH, "collectives", "1001"}, job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("collectives over 1 ranks (single process)"), std::string::npos) << f.output;
+}
+
+class UnderMpirun : public testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(UnderMpirun, HostCollectivesGiveTheSingleProcessAnswer) {
+    SKIP_WITHOUT_MPIRUN();
+    const auto [ranks, n] = GetParam();
+    const Finished f = run_with_limit(mpirun(ranks, "collectives", std::to_string(n)), job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << "mpirun -np " << ranks << " still running after " << job_limit_seconds << " s:\n" << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("collectives over " + std::to_string(ranks) + " ranks (MPI"), std::string::npos) << f.output;
+}
+
+// N: fewer bodies than ranks, uneven remainders, even splits, and a size past one page per rank.
+INSTANTIATE_TEST_SUITE_P(RanksAndSizes, UnderMpirun,
+                         testing::Combine(testing::Values(2, 3), testing::Values(1, 2, 7, 1000, 1001, 100003)));
+
+class FaultUnderMpirun : public testing::TestWithParam<std::string> {};
+
+TEST_P(FaultUnderMpirun, OneFailingRankEndsEveryRankNonZeroInBoundedTime) {
+    SKIP_WITHOUT_MPIRUN();
+    const std::string scenario = GetParam();
+    const Finished f = run_with_limit(mpirun(3, scenario, "1"), fault_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << "a '" << scenario << "' on rank 1 left mpirun running past " << fault_limit_seconds << " s:\n"
+                              << f.output;
+    EXPECT_NE(f.exit_status, 0) << f.output;
+    EXPECT_EQ(f.output.find("passed a barrier"), std::string::npos) << f.output;
+    // Our message (exception, failure) or Open MPI's (killed rank) names rank 1.
+    EXPECT_NE(f.output.find("rank 1"), std::string::npos) << f.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, FaultUnderMpirun, testing::Values("throw", "fail", "kill"));
+
+}  // namespace
