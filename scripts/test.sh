@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, build, and run the whole test suite (GoogleTest + plot tests) under ctest.
+# Set up, build, and run the whole test suite (GoogleTest + plot tests) under ctest, then the CPU
+# models' tests again built with Clang (the cpu-clang preset).
 # NBODY_RELIABILITY=1 then runs the sanitizer builds (scripts/sanitizers.sh) and the bounded fuzz
 # runs (scripts/fuzz.sh), as CI does (docs/reliability.md); each stage's wall time is printed.
 set -euo pipefail
@@ -13,6 +14,12 @@ stage() {
 stage setup bash scripts/setup.sh
 stage build bash scripts/build.sh
 stage tests ctest --preset "${NBODY_PRESET:-cpu}" -j "$(nproc)"
+# The second host compiler (issue 16): the CPU models built with Clang 16 and libomp and their
+# tests (the plot tests, compiler-independent, ran above). NBODY_CLANG=0 skips it.
+if [[ ${NBODY_CLANG:-1} == 1 ]]; then
+  stage clang-build env NBODY_PRESET=cpu-clang bash scripts/build.sh
+  stage clang-tests ctest --preset cpu-clang -j "$(nproc)" --label-exclude plot
+fi
 if [[ ${NBODY_RELIABILITY:-0} == 1 ]]; then
   stage sanitizers bash scripts/sanitizers.sh
   stage fuzz bash scripts/fuzz.sh

@@ -368,6 +368,65 @@ def peer_section(peer_runs: list, comparisons: list, stems: list) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# Host compilers (issue 16)
+
+
+def compiler_label(build) -> str:
+    """A host build as the compiler table's columns name it: compiler and ISA (-march)."""
+    return f"{build.compiler}, {build.isa}"
+
+
+def compiler_section(configs) -> list[str]:
+    """Per CPU device, workload and N: each CPU variant (its fastest tuning) under every compiler x ISA
+    that ran it, with its efficiency, then the best Kokkos variant ÷ the best hand-written one per
+    compiler. Only when the host results come from two or more compilers."""
+    host = [c for c in configs if c.device_kind == "CPU" and not c.failed and c.space != "cuda"]
+    if len({c.build.compiler for c in host}) < 2:
+        return []
+    lines = ["## Host compilers", "",
+             "Each CPU variant at its fastest tuning under each compiler and ISA (the build's `-march`), in "
+             "interactions/s, and its efficiency (fraction of the host's FP32 limit, SPEC §3). The last row of "
+             "each table: the fastest Kokkos variant ÷ the fastest hand-written one (serial, OpenMP) of the same "
+             "build. The builds' full flags are in Appendix A.", ""]
+    groups = {}
+    for c in host:
+        groups.setdefault((c.device, c.workload, c.n, c.d), []).append(c)
+    for (device, workload, n, d), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3])):
+        columns = sorted({compiler_label(c.build) for c in group})
+        best = {}
+        for c in group:
+            key = (c.variant, compiler_label(c.build))
+            rate = c.values.get("interactions_per_second")
+            if rate is not None and (key not in best or rate > best[key].values["interactions_per_second"]):
+                best[key] = c
+        variants = sorted({v for v, _ in best}, key=lambda v: (v.startswith("kokkos."), v))
+        header = ["variant"] + [f"{col}: {what}" for col in columns for what in ("interactions/s", "efficiency")]
+        rows = []
+        for v in variants:
+            row = [v]
+            for col in columns:
+                c = best.get((v, col))
+                row += [num(c.values["interactions_per_second"]) if c else "—",
+                        num(c.efficiency) if c and c.efficiency is not None else "—"]
+            rows.append(row)
+        ratio_row = ["Kokkos ÷ hand-written"]
+        for col in columns:
+            in_col = [c for (v, label), c in best.items() if label == col]
+            kokkos = [c for c in in_col if c.variant.startswith("kokkos.")]
+            hand = [c for c in in_col if not c.variant.startswith("kokkos.")]
+            if kokkos and hand:
+                k = max(kokkos, key=lambda c: c.values["interactions_per_second"])
+                h = max(hand, key=lambda c: c.values["interactions_per_second"])
+                ratio_row += [num(k.values["interactions_per_second"] / h.values["interactions_per_second"]),
+                              f"{k.variant} ÷ {h.variant}"]
+            else:
+                ratio_row += ["—", "—"]
+        lines += [f"### {device}, {workload_text(workload)}, N = {n}, D = {d}", ""]
+        lines += table(header, rows + [ratio_row])
+    return lines
+
+
 def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
            peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = ()) -> str:
     anchors = failure_anchors(configs)
@@ -390,6 +449,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += ladder_section(ladder_tables, ladder_stems)
     lines += seed004.section(configs, table)
     lines += scaling_section(configs, stems["thread_scaling"])
+    lines += compiler_section(configs)
     lines += portability_section(pps, pp_stems)
     lines += verification_section(configs, anchors)
     lines += measurements_section(configs)
