@@ -6,6 +6,9 @@ file(GET_RUNTIME_DEPENDENCIES
   RESOLVED_DEPENDENCIES_VAR resolved
   UNRESOLVED_DEPENDENCIES_VAR unresolved
   PRE_EXCLUDE_REGEXES "^libc\\.so" "^libm\\.so" "^libdl\\.so" "^librt\\.so" "^libpthread\\.so" "^ld-linux" "^libcuda\\.so" "^linux-vdso"
+  # The GPU machine's own: cuBLAS and NCCL are hundreds of MB (over the carry limit), and Open MPI
+  # loads its plugins from where it is installed, so its library must be the machine's.
+  "^libcublas" "^libnccl\\.so" "^libmpi\\.so" "^libopen-(rte|pal)\\.so"
   POST_EXCLUDE_REGEXES "^/lib64/ld-linux")
 foreach(lib IN LISTS resolved)
   get_filename_component(name "${lib}" NAME)

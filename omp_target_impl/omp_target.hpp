@@ -35,7 +35,3 @@ std::unique_ptr<Simulation> create_simulation(const std::string& id, const Probl
                                               const TuningValues& tuning, OffloadDevice device);
 
 }  // namespace nbody::omp_target
-
-namespace nbody {
-void register_omp_target_variants(Registry& registry);  // builtin_registry.cpp, when NBODY_WITH_OMP_TARGET
-}  // namespace nbody

@@ -7,6 +7,8 @@
 #   matrices (its runs are short and a cut-off call keeps them), in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
 #   PEER_REPETITIONS times (default 3), and its output goes to OUT_DIR/peer-nbody.txt.
 set -uo pipefail
+# cuBLAS (cuda.*: reduction=cublas) is not bundled beside the binary: the GPU machine's toolkit has it.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 usage() {
   echo "usage: $0 [--verify-args \"ARGS\"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]" >&2
   exit 2

@@ -3,8 +3,6 @@
 
 namespace nbody {
 
-void register_omp_target_variants(Registry& registry);  // when NBODY_WITH_OMP_TARGET
-
 Registry& builtin_registry() {
     static Registry registry = [] {
         Registry r;

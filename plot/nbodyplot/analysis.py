@@ -21,7 +21,7 @@ SEED000_SMALL_PROBLEM = (1024, 10)
 # A Kokkos execution space -> the prefix of the hand-written variants it is compared with.
 HAND_WRITTEN_FOR_SPACE = {"cuda": "cuda", "hip": "hip", "sycl": "sycl", "openmp": "omp", "threads": "omp",
                           "serial": "serial"}
-MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "serial")
+MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "omp_target", "serial")
 
 
 def ok(configs):
@@ -436,6 +436,8 @@ BEST_OF_FAMILIES = {
     # family name -> predicate on a variant id: the fastest member counts on each platform
     "best Kokkos variant": lambda v: v.startswith("kokkos."),
     "best hand-written variant": lambda v: v.split(".", 1)[0] in ("cuda", "omp", "serial"),
+    # directives only: OpenMP target offload runs on GPUs alone, so its PP over CPU+GPU platforms is 0
+    "best OpenMP-offload variant": lambda v: v.startswith("omp_target."),
 }
 
 

@@ -21,7 +21,7 @@ class InputError(Exception):
 
 
 GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
-MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "cuda": "CUDA", "kokkos": "Kokkos"}
+MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "omp_target": "OpenMP offload", "cuda": "CUDA", "kokkos": "Kokkos"}
 # Error field of an entry -> its threshold in context.matrix.verification (docs/results-format.md).
 THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}

@@ -8,4 +8,5 @@ void register_cpu_ref_variants(Registry& registry);
 void register_omp_variants(Registry& registry);     // when NBODY_WITH_OPENMP
 void register_cuda_variants(Registry& registry);    // when NBODY_WITH_CUDA
 void register_kokkos_variants(Registry& registry);  // when NBODY_WITH_KOKKOS
+void register_omp_target_variants(Registry& registry);  // when NBODY_WITH_OMP_TARGET
 }  // namespace nbody
