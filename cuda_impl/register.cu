@@ -11,6 +11,7 @@ void register_cuda_variants(Registry& registry) {
                           force_matrix_variant, tiled2d_variant, float4_variant, unrolled_variant, fastmath_variant,
                           sliced_variant})
         registry.add(variant());
+    registry.add(persistent_variant());
     registry.set_gpu_probe(probe_gpu);
     registry.add_build_fact("cuda_runtime", std::to_string(CUDART_VERSION / 1000) + "." +
                                                 std::to_string((CUDART_VERSION % 1000) / 10));

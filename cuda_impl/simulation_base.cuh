@@ -12,6 +12,15 @@
 
 namespace nbody::cuda {
 
+// std::invalid_argument unless `initial` has the problem's N and dimension.
+template <class Real>
+void require_state_of(const Problem& problem, const BodiesT<Real>& initial);
+
+// The map of `initial`'s positions counted from zero (map.reset), each body's cell computed from
+// the host copy and copied into `cells`; part of the timed upload.
+template <class Real>
+void reset_map(ActivityMap& map, DeviceBuffer<int>& cells, const BodiesT<Real>& initial, int d);
+
 template <class Real>
 class CudaSimulation : public SimulationOf<Real> {
 public:

@@ -14,4 +14,5 @@ VariantDescriptor float4_variant();
 VariantDescriptor unrolled_variant();
 VariantDescriptor fastmath_variant();
 VariantDescriptor sliced_variant();
+VariantDescriptor persistent_variant();
 }  // namespace nbody::cuda
