@@ -88,14 +88,35 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     require_state_of(problem_, initial);
     upload_bodies(initial);
     reset_map(map_, cells_, initial, problem_.d);
+    if (!step_graph_) capture_step();
+}
+
+template <class Real>
+void CudaSimulation<Real>::capture_step() {
+    // nbody_cuda compiles with the per-thread default stream, so the variants' launches on the
+    // default stream are captured.
+    NBODY_CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+        step_bodies(cells_.data());
+        map_.build(cells_.data());
+    } catch (...) {
+        if (cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && graph != nullptr)
+            cudaGraphDestroy(graph);
+        throw;
+    }
+    NBODY_CUDA_CHECK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
+    cudaGraphExec_t executable = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&executable, graph, 0);
+    cudaGraphDestroy(graph);
+    NBODY_CUDA_CHECK(instantiated);
+    step_graph_.reset(executable);
 }
 
 template <class Real>
 void CudaSimulation<Real>::advance(int steps) {
-    for (int s = 0; s < steps; ++s) {
-        step_bodies(cells_.data());
-        map_.build(cells_.data());
-    }
+    if (!step_graph_) throw std::logic_error("advance before the first upload");
+    for (int s = 0; s < steps; ++s) NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
 }
 
 template <class Real>
