@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "activity_map.cuh"
@@ -30,6 +31,18 @@ __global__ void count_shared_privatised(const int* __restrict__ cells, int n, in
         if (block_counts[c] != 0) atomicAdd(&counts[c], block_counts[c]);
 }
 
+// Incremental: every body whose cell changed moves its count; then, after the kernel boundary,
+// the cells they left and entered are rewritten.
+__global__ void move_counts(const int* __restrict__ cells, int n, IncrementalMapState state) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) state.move(i, cells[i]);
+}
+
+__global__ void rewrite_moved_cells(int n, IncrementalMapState state) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) state.rewrite_moved(i);
+}
+
 __global__ void normalise_counts(const int* __restrict__ counts, std::size_t cell_count, float scale,
                                  float* __restrict__ map) {
     const std::size_t c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -40,7 +53,8 @@ MapStrategy parse_strategy(const std::string& name) {
     if (name == "atomic") return MapStrategy::global_atomics;
     if (name == "shared") return MapStrategy::shared_histogram;
     if (name == "cub") return MapStrategy::cub_histogram;
-    throw UsageError("map=" + name + " is not one of atomic|shared|cub");
+    if (name == "incremental") return MapStrategy::incremental;
+    throw UsageError("map=" + name + " is not one of atomic|shared|cub|incremental");
 }
 
 }  // namespace
@@ -65,12 +79,45 @@ ActivityMap::ActivityMap(const Problem& problem, const std::string& strategy_nam
                                                              static_cast<int>(cell_count_), static_cast<int>(n_)));
         cub_temp_ = DeviceBuffer<unsigned char>(temp_bytes);
     }
+    if (strategy_ == MapStrategy::incremental) {
+        body_cell_ = DeviceBuffer<int>(n_);
+        previous_cell_ = DeviceBuffer<int>(n_);
+    }
+}
+
+void ActivityMap::reset(const int* cells) {
+    count_from_zero(cells);
+    if (strategy_ == MapStrategy::incremental)
+        for (const DeviceBuffer<int>* kept : {&body_cell_, &previous_cell_})
+            NBODY_CUDA_CHECK(cudaMemcpyAsync(kept->data(), cells, n_ * sizeof(int), cudaMemcpyDeviceToDevice));
 }
 
 void ActivityMap::build(const int* cells) {
+    if (strategy_ != MapStrategy::incremental) {
+        count_from_zero(cells);
+        return;
+    }
+    const int n = static_cast<int>(n_);
+    move_counts<<<blocks_for(n_, kMapBlock), kMapBlock>>>(cells, n, incremental_state());
+    NBODY_CUDA_CHECK_LAUNCH();
+    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock>>>(n, incremental_state());
+    NBODY_CUDA_CHECK_LAUNCH();
+}
+
+IncrementalMapState ActivityMap::incremental_state() const {
+    if (strategy_ != MapStrategy::incremental) throw std::logic_error("incremental_state of a map that is not incremental");
+    return {.counts = counts_.data(),
+            .body_cell = body_cell_.data(),
+            .previous_cell = previous_cell_.data(),
+            .map = map_.data(),
+            .scale = scale_};
+}
+
+void ActivityMap::count_from_zero(const int* cells) {
     const int n = static_cast<int>(n_);
     NBODY_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, cell_count_ * sizeof(int)));
     switch (strategy_) {
+        case MapStrategy::incremental:  // counted from zero as the atomic strategy does
         case MapStrategy::global_atomics:
             count_global_atomics<<<blocks_for(n_, kMapBlock), kMapBlock>>>(cells, n, counts_.data());
             NBODY_CUDA_CHECK_LAUNCH();

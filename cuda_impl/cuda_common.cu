@@ -87,10 +87,12 @@ TuningParameter block_size_tuning(const std::string& default_value) {
 
 TuningParameter map_tuning() {
     return {.name = "map",
-            .description = "activity-map histogram: global atomics | shared-memory privatised (D*D ints "
-                           "within 48 KiB) | CUB DeviceHistogram",
-            .default_value = "atomic",
-            .allowed_values = {"atomic", "shared", "cub"}};
+            .description = "activity map: recounted every step with global atomics | shared-memory privatised "
+                           "histograms (D*D ints within 48 KiB) | CUB DeviceHistogram; or incremental (counts kept "
+                           "on the device, only the bodies that changed cell move a count, only those cells "
+                           "rewritten)",
+            .default_value = "incremental",
+            .allowed_values = {"atomic", "shared", "cub", "incremental"}};
 }
 
 std::string joined(const std::vector<long>& values) {

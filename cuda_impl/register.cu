@@ -12,6 +12,7 @@ void register_cuda_variants(Registry& registry) {
                           sliced_variant})
         registry.add(variant());
     for (auto* variant : {pairwise_variant, tiled2d_seed004_variant}) registry.add(variant());  // seed 004's ladder
+    registry.add(persistent_variant());
     registry.set_gpu_probe(probe_gpu);
     registry.add_build_fact("cuda_runtime", std::to_string(CUDART_VERSION / 1000) + "." +
                                                 std::to_string((CUDART_VERSION % 1000) / 10));

@@ -103,9 +103,11 @@ RowReducer<Real, Dim>::RowReducer(std::size_t rows, std::size_t row_length, cons
         cublasHandle_t handle = nullptr;
         NBODY_CUBLAS_CHECK(cublasCreate(&handle));
         cublas_.reset(handle);
-        // Host-side alpha and beta; the legacy default stream, in order with our kernels.
+        // Host-side alpha and beta; the per-thread default stream our kernels use (nbody_cuda is
+        // compiled with it, and a step is captured into a CUDA graph on it: cuBLAS, compiled apart,
+        // would otherwise launch on the legacy stream, which a capture refuses).
         NBODY_CUBLAS_CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
-        NBODY_CUBLAS_CHECK(cublasSetStream(handle, nullptr));
+        NBODY_CUBLAS_CHECK(cublasSetStream(handle, cudaStreamPerThread));
     }
 }
 

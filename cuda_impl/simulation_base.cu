@@ -67,26 +67,56 @@ CudaSimulation<Real>::CudaSimulation(const Problem& problem, const TuningValues&
       cells_(problem.n) {}
 
 template <class Real>
-void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
-    if (initial.size() != problem_.n || initial.dim != problem_.workload.dim)
+void require_state_of(const Problem& problem, const BodiesT<Real>& initial) {
+    if (initial.size() != problem.n || initial.dim != problem.workload.dim)
         throw std::invalid_argument("a state of " + std::to_string(initial.size()) + " bodies in " +
                                     std::to_string(initial.dim) + "D uploaded to a simulation of " +
-                                    std::to_string(problem_.n) + " bodies in " +
-                                    std::to_string(problem_.workload.dim) + "D");
+                                    std::to_string(problem.n) + " bodies in " +
+                                    std::to_string(problem.workload.dim) + "D");
+}
+
+template <class Real>
+void reset_map(ActivityMap& map, DeviceBuffer<int>& cells, const BodiesT<Real>& initial, int d) {
+    std::vector<int> host_cells(initial.size());
+    for (std::size_t i = 0; i < initial.size(); ++i) host_cells[i] = activity_cell(initial.x[i], initial.y[i], d);
+    cells.copy_from_host(host_cells.data());
+    map.reset(cells.data());
+}
+
+template <class Real>
+void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
+    require_state_of(problem_, initial);
     upload_bodies(initial);
-    // The map of the initial positions; cells from the host copy, part of the timed upload.
-    std::vector<int> cells(initial.size());
-    for (std::size_t i = 0; i < initial.size(); ++i) cells[i] = activity_cell(initial.x[i], initial.y[i], problem_.d);
-    cells_.copy_from_host(cells.data());
-    map_.build(cells_.data());
+    reset_map(map_, cells_, initial, problem_.d);
+    if (!step_graph_) capture_step();
+}
+
+template <class Real>
+void CudaSimulation<Real>::capture_step() {
+    // nbody_cuda compiles with the per-thread default stream, so the variants' launches on the
+    // default stream are captured.
+    NBODY_CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+        step_bodies(cells_.data());
+        map_.build(cells_.data());
+    } catch (...) {
+        if (cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && graph != nullptr)
+            cudaGraphDestroy(graph);
+        throw;
+    }
+    NBODY_CUDA_CHECK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
+    cudaGraphExec_t executable = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&executable, graph, 0);
+    cudaGraphDestroy(graph);
+    NBODY_CUDA_CHECK(instantiated);
+    step_graph_.reset(executable);
 }
 
 template <class Real>
 void CudaSimulation<Real>::advance(int steps) {
-    for (int s = 0; s < steps; ++s) {
-        step_bodies(cells_.data());
-        map_.build(cells_.data());
-    }
+    if (!step_graph_) throw std::logic_error("advance before the first upload");
+    for (int s = 0; s < steps; ++s) NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
 }
 
 template <class Real>
@@ -157,6 +187,10 @@ void SoaSimulation<Real, Dim>::download_bodies(BodiesT<Real>& state) {
     mass_.copy_to_host(state.m.data());
 }
 
+template void require_state_of<float>(const Problem&, const BodiesT<float>&);
+template void require_state_of<double>(const Problem&, const BodiesT<double>&);
+template void reset_map<float>(ActivityMap&, DeviceBuffer<int>&, const BodiesT<float>&, int);
+template void reset_map<double>(ActivityMap&, DeviceBuffer<int>&, const BodiesT<double>&, int);
 template class CudaSimulation<float>;
 template class CudaSimulation<double>;
 template class SoaSimulation<float, 2>;

@@ -5,12 +5,22 @@
 // Templated on the real type (and SoaSimulation on the dimension); the members and kernels are
 // compiled once, in simulation_base.cu, for every workload.
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "activity_map.cuh"
 #include "cuda_common.cuh"
 
 namespace nbody::cuda {
+
+// std::invalid_argument unless `initial` has the problem's N and dimension.
+template <class Real>
+void require_state_of(const Problem& problem, const BodiesT<Real>& initial);
+
+// The map of `initial`'s positions counted from zero (map.reset), each body's cell computed from
+// the host copy and copied into `cells`; part of the timed upload.
+template <class Real>
+void reset_map(ActivityMap& map, DeviceBuffer<int>& cells, const BodiesT<Real>& initial, int d);
 
 template <class Real>
 class CudaSimulation : public SimulationOf<Real> {
@@ -36,8 +46,16 @@ protected:
     const DeviceConstants<Real> constants_;
 
 private:
+    struct GraphExecDestroy {
+        void operator()(cudaGraphExec_t graph) const { cudaGraphExecDestroy(graph); }
+    };
+    // One step (step_bodies and the map) captured as a CUDA graph at the first upload and replayed
+    // by advance: a graph node costs less than a launch from the host (docs/performance-cuda.md).
+    void capture_step();
+
     ActivityMap map_;
     DeviceBuffer<int> cells_;
+    std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy> step_graph_;
 };
 
 // What a pull kernel reads: positions by axis and masses.

@@ -14,6 +14,7 @@ VariantDescriptor float4_variant();
 VariantDescriptor unrolled_variant();
 VariantDescriptor fastmath_variant();
 VariantDescriptor sliced_variant();
+VariantDescriptor persistent_variant();
 }  // namespace nbody::cuda
 // Seed report 004's ladder (issue 20): its GPU0, and its GPU2-GPU8 as tunings of one kernel.
 namespace nbody::cuda {

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -20,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "activity_map.cuh"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
@@ -30,10 +33,12 @@ namespace {
 
 const std::vector<std::string> kLadder = {"cuda.baseline_aos", "cuda.rsqrt",        "cuda.soa_ldg", "cuda.tiled",
                                           "cuda.nxn_atomic",   "cuda.force_matrix", "cuda.tiled2d", "cuda.float4",
-                                          "cuda.unrolled",     "cuda.fastmath",     "cuda.sliced"};
+                                          "cuda.unrolled",     "cuda.fastmath",     "cuda.sliced",
+                                          "cuda.persistent"};
 // The rungs that run every workload; the others run 2d/fp32/euler only.
 const std::vector<std::string> kEveryWorkload = {"cuda.tiled",    "cuda.float4",  "cuda.unrolled",
-                                                 "cuda.fastmath", "cuda.sliced",  "cuda.tiled2d"};
+                                                 "cuda.fastmath", "cuda.sliced",  "cuda.tiled2d",
+                                                 "cuda.persistent"};
 const std::vector<std::string> kCanonicalOnly = {"cuda.baseline_aos", "cuda.rsqrt", "cuda.soa_ldg", "cuda.nxn_atomic",
                                                  "cuda.force_matrix"};
 
@@ -306,6 +311,8 @@ TEST_P(CudaKernelsOfOtherWorkloads, EveryCompiledKernelRuns) {
     for (const char* unroll : {"1", "4"}) runs.push_back({"cuda.tiled2d", {{"unroll", unroll}, {"chunk", "256"}}});
     runs.push_back({"cuda.tiled2d", {{"reduction", "cub"}, {"width", "32"}, {"length", "8"}}});
     runs.push_back({"cuda.tiled2d", {{"chunk", "4096"}, {"width", "256"}, {"length", "4"}}});
+    // 512: float64 needs up to 80 registers per thread, too many for 1024-thread blocks.
+    for (const char* block : {"32", "512"}) runs.push_back({"cuda.persistent", {{"block_size", block}}});
     for (const char* block : {"32", "1024"}) {
         runs.push_back({"cuda.tiled", {{"block_size", block}}});
         runs.push_back({"cuda.float4", {{"block_size", block}}});
@@ -352,7 +359,7 @@ TEST(CudaMap, EveryStrategyCountsTheSameCells) {
     const std::size_t n = 1000;  // not a multiple of any block
     const int d = 37;
     const Outcome atomics = simulate("cuda.tiled", {{"map", "atomic"}}, n, d, 2);
-    for (const char* strategy : {"shared", "cub"}) {
+    for (const char* strategy : {"shared", "cub", "incremental"}) {
         const Outcome other = simulate("cuda.tiled", {{"map", strategy}}, n, d, 2);
         EXPECT_EQ(fp32(other).x, fp32(atomics).x) << strategy;
         EXPECT_EQ(other.map, atomics.map) << strategy;
@@ -361,11 +368,119 @@ TEST(CudaMap, EveryStrategyCountsTheSameCells) {
     EXPECT_EQ(atomics.map, host_map(atomics.state, d));
 }
 
+// Bodies on random walks over [-0.25, 1.25) x [y_low, y_high) (so that they leave the unit square
+// and come back), some jumping far, some standing still; each step's cells as the kernels compute them.
+class CellWalk {
+public:
+    CellWalk(std::size_t n, int d, float y_low, float y_high, unsigned seed)
+        : d_(d), y_low_(y_low), y_high_(y_high), random_(seed), x_(n), y_(n), cells_(n) {
+        std::uniform_real_distribution<float> start(0.0f, 1.0f);
+        for (std::size_t i = 0; i < n; ++i) {
+            x_[i] = start(random_);
+            y_[i] = y_low + (y_high - y_low) * start(random_);
+        }
+        update_cells();
+    }
+    void step() {
+        std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+        std::normal_distribution<float> small(0.0f, 1.0f / static_cast<float>(4 * d_));
+        for (std::size_t i = 0; i < x_.size(); ++i) {
+            const float kind = unit(random_);
+            if (kind < 0.3f) continue;  // stays
+            if (kind < 0.35f) {         // jumps anywhere, inside or out
+                x_[i] = -0.25f + 1.5f * unit(random_);
+                y_[i] = y_low_ + (y_high_ - y_low_) * unit(random_);
+                continue;
+            }
+            x_[i] = wrap(x_[i] + small(random_), -0.25f, 1.25f);
+            y_[i] = wrap(y_[i] + small(random_), y_low_, y_high_);
+        }
+        update_cells();
+    }
+    const std::vector<int>& cells() const { return cells_; }
+
+private:
+    static float wrap(float v, float low, float high) { return v < low ? high - (low - v) : v >= high ? low + (v - high) : v; }
+    void update_cells() {
+        for (std::size_t i = 0; i < x_.size(); ++i) cells_[i] = activity_cell(x_[i], y_[i], d_);
+    }
+    int d_;
+    float y_low_, y_high_;
+    std::mt19937 random_;
+    std::vector<float> x_, y_;
+    std::vector<int> cells_;
+};
+
+Problem map_problem(std::size_t n, int d) { return Problem{.n = n, .d = d, .constants = {}, .workload = kCanonical}; }
+
+// The incremental map against a full recount of the same cells on the device (map=atomic) and
+// the host's count, bit for bit, after every one of many steps.
+TEST(CudaMap, IncrementalEqualsAFullRecountBitForBitOnRandomWalks) {
+    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    for (const auto& [n, d] : {std::pair<std::size_t, int>{3001, 1}, {3001, 7}, {20000, 300}, {1000, 4099}}) {
+        SCOPED_TRACE("N=" + std::to_string(n) + " D=" + std::to_string(d));
+        CellWalk walk(n, d, -0.25f, 1.25f, static_cast<unsigned>(n + d));
+        cuda::ActivityMap incremental(map_problem(n, d), "incremental"), recount(map_problem(n, d), "atomic");
+        cuda::DeviceBuffer<int> cells(n);
+        cells.copy_from_host(walk.cells().data());
+        incremental.reset(cells.data());
+        std::vector<float> got, want;
+        const int steps = d > 1000 ? 40 : 300;  // a D = 4099 map is 67 MB a copy
+        for (int step = 1; step <= steps; ++step) {
+            walk.step();
+            cells.copy_from_host(walk.cells().data());
+            incremental.build(cells.data());
+            recount.build(cells.data());
+            incremental.copy_to_host(got);
+            recount.copy_to_host(want);
+            ASSERT_EQ(got, want) << "step " << step;
+            std::vector<std::int64_t> counts(static_cast<std::size_t>(d) * d, 0);
+            for (int c : walk.cells())
+                if (c >= 0) ++counts[static_cast<std::size_t>(c)];
+            ASSERT_EQ(got, normalised_map(counts, n, d)) << "step " << step;
+        }
+    }
+}
+
+// D = 65536: 2^32 cells (16 GiB of counts, 16 GiB of map). The walk stays below y = 0.5 because
+// a cell index of a row >= 32768 does not fit the int that activity_cell returns.
+TEST(CudaMap, IncrementalEqualsTheHostCountAtD65536) {
+    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    const std::size_t n = 4000;
+    const int d = 65536;
+    CellWalk walk(n, d, -0.1f, 0.5f, 14);
+    cuda::ActivityMap incremental(map_problem(n, d), "incremental");
+    cuda::DeviceBuffer<int> cells(n);
+    cells.copy_from_host(walk.cells().data());
+    incremental.reset(cells.data());
+    for (int step = 0; step < 200; ++step) {
+        walk.step();
+        cells.copy_from_host(walk.cells().data());
+        incremental.build(cells.data());
+    }
+    std::unordered_map<int, std::int64_t> counts;
+    for (int c : walk.cells())
+        if (c >= 0) ++counts[c];
+    const float scale = activity_scale(n, d);
+    std::vector<float> got;
+    incremental.copy_to_host(got);
+    ASSERT_EQ(got.size(), std::size_t{1} << 32);
+    std::size_t wrong = 0, occupied = 0;
+    for (std::size_t c = 0; c < got.size(); ++c) {
+        if (got[c] == 0.0f) continue;
+        const auto it = counts.find(static_cast<int>(c));
+        if (it == counts.end() || got[c] != static_cast<float>(it->second) * scale) ++wrong;
+        ++occupied;
+    }
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(occupied, counts.size());
+}
+
 TEST(CudaDeterminism, VariantsWithoutAtomicsRepeatBitForBit) {
     if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
     const Workload three_d_fp64_leapfrog{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
     for (const Workload& w : {kCanonical, three_d_fp64_leapfrog}) {
-        for (const char* id : {"cuda.tiled", "cuda.tiled2d", "cuda.fastmath", "cuda.unrolled"}) {
+        for (const char* id : {"cuda.tiled", "cuda.tiled2d", "cuda.fastmath", "cuda.unrolled", "cuda.persistent"}) {
             const Outcome first = simulate(id, {}, 777, 8, 3, w);
             const Outcome second = simulate(id, {}, 777, 8, 3, w);
             EXPECT_TRUE(identical(first.state, second.state)) << id << " " << to_string(w);

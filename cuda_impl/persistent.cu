@@ -1,0 +1,264 @@
+// cuda.persistent: the whole of advance(k) as one cooperative kernel, for small N where a step
+// costs microseconds and launches and host round trips would dominate. Its blocks stay resident
+// for all k steps and meet at one grid-wide barrier per step. Each warp owns bodies i: its lanes
+// sum the pull over j (the positions of every body staged in shared memory, all of them when they
+// fit, otherwise tile by tile), a warp shuffle adds the lanes, and lane 0 integrates the body,
+// moves its activity-map count (the incremental map) and writes its new position into the other
+// of two position buffers, so that no block overwrites a position another block is still reading.
+// The cells moved in a step are rewritten in the next (after the barrier that completes the
+// moves); one more barrier at the end of advance(k) rewrites the last step's. Leapfrog's first
+// half kick and drift of the next step follow the last half kick of this one in the same thread
+// (the same pull, the same operations as two separate phases). Every workload.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+
+#include "activity_map.cuh"
+#include "interaction.cuh"
+#include "nbody/errors.hpp"
+#include "simulation_base.cuh"
+#include "variants.cuh"
+
+namespace nbody::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kWarp = 32;
+// Shared memory for the staged bodies: the default per-block limit, so that several blocks fit
+// on an SM.
+constexpr std::size_t kStagedBytes = 48 * 1024;
+
+template <class Real, int Dim>
+struct PersistentState {
+    Real* position[2][Dim];  // the step reads position[source], writes position[source ^ 1]
+    Real* velocity[Dim];
+    const Real* mass;
+    Vec<Real, Dim>* pull;  // each body's last pull: leapfrog's first half kick of the next step
+    IncrementalMapState map;
+    DeviceConstants<Real> c;
+    Integrator integrator;
+};
+
+// Bodies [start, start + count) of `position` and their masses into shared memory: axis k at
+// staged[k * capacity + t], the masses at staged[Dim * capacity + t].
+template <class Real, int Dim>
+__device__ void stage(Real* staged, int capacity, Real* const (&position)[Dim], const Real* mass, int start,
+                      int count) {
+    for (int t = threadIdx.x; t < count; t += blockDim.x) {
+NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) staged[k * capacity + t] = position[k][start + t];
+        staged[Dim * capacity + t] = mass[start + t];
+    }
+}
+
+// s.position[buffer], selected: an index computed at run time into the kernel's parameters would
+// copy them to the stack.
+template <class Real, int Dim>
+__device__ void select_buffer(const PersistentState<Real, Dim>& s, int buffer, Real* (&out)[Dim]) {
+NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) out[k] = buffer == 0 ? s.position[0][k] : s.position[1][k];
+}
+
+// pull_only: one evaluation of the pull of the current positions into state.pull (leapfrog's
+// upload), nothing else. Otherwise `steps` steps from position[source].
+template <class Real, int Dim>
+__global__ void persistent_advance(PersistentState<Real, Dim> s, int steps, int source, bool pull_only,
+                                   int capacity) {
+    extern __shared__ __align__(16) unsigned char shared[];
+    Real* staged = reinterpret_cast<Real*>(shared);
+    cg::grid_group grid = cg::this_grid();
+    const int n = s.c.n;
+    const int lane = threadIdx.x % kWarp;
+    const int warps_per_block = blockDim.x / kWarp;
+    const int warp = threadIdx.x / kWarp;
+    const int groups = (n + warps_per_block - 1) / warps_per_block;
+    const bool resident = n <= capacity;
+    const int thread = blockIdx.x * blockDim.x + threadIdx.x;
+    const int threads = gridDim.x * blockDim.x;
+    const Integrator integrator = s.integrator;
+
+    if (!pull_only && integrator == Integrator::leapfrog) {
+        Real* current[Dim];
+        select_buffer(s, source, current);
+        for (int i = thread; i < n; i += threads) {
+            Vec<Real, Dim> p = load_axes(current, i), v = load_axes(s.velocity, i);
+            advance_before_force(integrator, p, v, s.pull[i], s.c.G, s.c.dt);
+            store_axes(current, i, p);
+            store_axes(s.velocity, i, v);
+        }
+    }
+    const int evaluations = pull_only ? 1 : steps;
+    for (int step = 0; step < evaluations; ++step) {
+        // Every position of position[source] written, every count of the previous step moved.
+        grid.sync();
+        Real* from[Dim];
+        Real* to[Dim];
+        select_buffer(s, source, from);
+        select_buffer(s, source ^ 1, to);
+        if (resident) {
+            stage(staged, capacity, from, s.mass, 0, n);
+            __syncthreads();
+        }
+        for (int group = blockIdx.x; group < groups; group += gridDim.x) {
+            const int i = group * warps_per_block + warp;
+            const bool owns_body = i < n;
+            const Vec<Real, Dim> pi = owns_body ? load_axes(from, i) : Vec<Real, Dim>{};
+            Vec<Real, Dim> a{};
+            for (int start = 0; start < n; start += capacity) {
+                const int count = min(capacity, n - start);
+                if (!resident) {
+                    __syncthreads();
+                    stage(staged, capacity, from, s.mass, start, count);
+                    __syncthreads();
+                }
+                if (owns_body) {
+#pragma unroll 4
+                    for (int t = lane; t < count; t += kWarp) {
+                        Vec<Real, Dim> pj;
+NBODY_UNROLL_AXES
+                        for (int k = 0; k < Dim; ++k) pj[k] = staged[k * capacity + t];
+                        pull(pi, pj, staged[Dim * capacity + t], s.c.eps2, a);
+                    }
+                }
+            }
+NBODY_UNROLL_AXES
+            for (int k = 0; k < Dim; ++k)
+                for (int offset = kWarp / 2; offset > 0; offset /= 2)
+                    a[k] += __shfl_xor_sync(0xffffffffu, a[k], offset);
+            if (!owns_body || lane != 0) continue;
+            if (pull_only) {
+                s.pull[i] = a;
+                continue;
+            }
+            Vec<Real, Dim> p = pi, v = load_axes(s.velocity, i);
+            advance_after_force(integrator, p, v, a, s.c.G, s.c.dt);
+            // The previous step's move of body i is rewritten before its next move, by the same thread.
+            s.map.rewrite_moved(i);
+            s.map.move(i, activity_cell(p[0], p[1], s.c.d));
+            if (step + 1 < steps) advance_before_force(integrator, p, v, a, s.c.G, s.c.dt);
+            store_axes(to, i, p);
+            store_axes(s.velocity, i, v);
+            s.pull[i] = a;
+        }
+        if (!pull_only) source ^= 1;
+    }
+    if (pull_only) return;
+    // The last step's moves complete: rewrite the cells they touched.
+    grid.sync();
+    for (int i = thread; i < n; i += threads) s.map.rewrite_moved(i);
+}
+
+template <class Real, int Dim>
+class Persistent final : public SimulationOf<Real> {
+public:
+    using SimulationOf<Real>::upload;
+    using SimulationOf<Real>::download;
+
+    Persistent(const Problem& problem, const TuningValues& tuning)
+        : problem_(problem),
+          block_(block_size_of(tuning)),
+          map_(problem, tuning.at("map")),
+          cells_(problem.n),
+          mass_(problem.n),
+          pull_(problem.n) {
+        for (int k = 0; k < Dim; ++k) {
+            for (auto& buffer : position_) buffer[k] = DeviceBuffer<Real>(problem.n);
+            velocity_[k] = DeviceBuffer<Real>(problem.n);
+        }
+        const void* kernel = reinterpret_cast<const void*>(persistent_advance<Real, Dim>);
+        require_block_fits(kernel, block_, "cuda.persistent");
+        const std::size_t per_body = (Dim + 1) * sizeof(Real);
+        capacity_ = static_cast<int>(std::min<std::size_t>(problem.n, kStagedBytes / per_body));
+        shared_bytes_ = capacity_ * per_body;
+        int device = 0, sms = 0, per_sm = 0;
+        NBODY_CUDA_CHECK(cudaGetDevice(&device));
+        NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block_),
+                                                                       shared_bytes_));
+        if (per_sm == 0)
+            throw UsageError("cuda.persistent: no block of " + std::to_string(block_) + " threads and " +
+                             std::to_string(shared_bytes_) + " bytes of shared memory fits an SM");
+        // As many blocks as the bodies need, at most all that are resident at once (a grid-wide
+        // barrier needs every block running).
+        const std::size_t groups = (problem.n + block_ / kWarp - 1) / (block_ / kWarp);
+        blocks_ = static_cast<unsigned int>(std::min<std::size_t>(groups, static_cast<std::size_t>(per_sm) * sms));
+    }
+
+    void upload(const BodiesT<Real>& initial) override {
+        require_state_of(problem_, initial);
+        source_ = 0;
+        for (int k = 0; k < Dim; ++k) {
+            position_[source_][k].copy_from_host(initial.position(k).data());
+            velocity_[k].copy_from_host(initial.velocity(k).data());
+        }
+        mass_.copy_from_host(initial.m.data());
+        reset_map(map_, cells_, initial, problem_.d);
+        if (needs_initial_pull(problem_.workload.integrator)) launch(1, true);
+    }
+
+    void advance(int steps) override {
+        if (steps <= 0) return;
+        launch(steps, false);
+        source_ ^= steps % 2;
+    }
+
+    void synchronize() override { NBODY_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
+        synchronize();
+        state = BodiesT<Real>(problem_.n, Dim);
+        for (int k = 0; k < Dim; ++k) {
+            position_[source_][k].copy_to_host(state.position(k).data());
+            velocity_[k].copy_to_host(state.velocity(k).data());
+        }
+        mass_.copy_to_host(state.m.data());
+        map_.copy_to_host(activity_map);
+    }
+
+private:
+    void launch(int steps, bool pull_only) {
+        PersistentState<Real, Dim> state{};
+        for (int b = 0; b < 2; ++b)
+            for (int k = 0; k < Dim; ++k) state.position[b][k] = position_[b][k].data();
+        for (int k = 0; k < Dim; ++k) state.velocity[k] = velocity_[k].data();
+        state.mass = mass_.data();
+        state.pull = pull_.data();
+        state.map = map_.incremental_state();
+        state.c = device_constants<Real>(problem_);
+        state.integrator = problem_.workload.integrator;
+        int source = source_;
+        void* arguments[] = {&state, &steps, &source, &pull_only, &capacity_};
+        NBODY_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(persistent_advance<Real, Dim>),
+                                                     blocks_, block_, arguments, shared_bytes_, nullptr));
+    }
+
+    const Problem problem_;
+    const unsigned int block_;
+    ActivityMap map_;
+    DeviceBuffer<int> cells_;
+    DeviceBuffer<Real> position_[2][Dim], velocity_[Dim], mass_;
+    DeviceBuffer<Vec<Real, Dim>> pull_;
+    int capacity_ = 0;
+    std::size_t shared_bytes_ = 0;
+    unsigned int blocks_ = 0;
+    int source_ = 0;  // the position buffer that holds the current positions
+};
+
+}  // namespace
+
+VariantDescriptor persistent_variant() {
+    return cuda_descriptor(
+        "cuda.persistent",
+        "advance(k) as one cooperative kernel, one grid sync per step: a warp per body sums over bodies "
+        "staged in shared memory; integration and the incremental activity map fused",
+        {block_size_tuning("256"),
+         {.name = "map",
+          .description = "activity map: incremental only (its count moves and rewrites are fused into the kernel)",
+          .default_value = "incremental",
+          .allowed_values = {"incremental"}}},
+        [](const Problem& p, const TuningValues& t) { return make_for_workload<Persistent>(p, t); },
+        WorkloadSupport::every());
+}
+
+}  // namespace nbody::cuda
