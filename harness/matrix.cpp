@@ -211,7 +211,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         if (!group.contains("n")) r.fail(where, "missing \"n\"");
         if (!group.contains("d")) r.fail(where, "missing \"d\"");
         out.n = r.integer_list<std::size_t>(group["n"], where + ".n", 1, kMaxN);
-        out.d = r.integer_list<int>(group["d"], where + ".d", 1, 65536);
+        out.d = r.integer_list<int>(group["d"], where + ".d", 1, kMaxMapSize);
         r.workload_axes(group, where + ".", out);
         if (group.contains("steps")) out.steps = static_cast<int>(r.integer(group["steps"], where + ".steps", 1, 1L << 30));
         if (group.contains("warmup_steps"))

@@ -143,7 +143,7 @@ void add_run_command(CLI::App& app, int& exit_status) {
     cmd->add_option("--variant", o->variant, "variant id (see `list`)")->required();
     cmd->add_option("-n,--bodies", o->n, "number of bodies N (default 1024, or the count in --input)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
-    cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, 65536));
+    cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
     cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 30));
     cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(CLI::Range(0, 1 << 30));
     cmd->add_option("--min-time", o->min_time,

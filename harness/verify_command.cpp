@@ -266,7 +266,7 @@ void add_verify_command(CLI::App& app, int& exit_status) {
     auto* n_option = cmd->add_option("-n,--bodies", o->ns, "body counts N (with --input: the file's, which -n must equal)")
                          ->capture_default_str()
                          ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
-    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(CLI::Range(1, 65536));
+    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
     cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(CLI::Range(1, 100000));
     cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str();
     cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(CLI::PositiveNumber);

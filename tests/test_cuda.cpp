@@ -442,13 +442,13 @@ TEST(CudaMap, IncrementalEqualsAFullRecountBitForBitOnRandomWalks) {
     }
 }
 
-// D = 65536: 2^32 cells (16 GiB of counts, 16 GiB of map). The walk stays below y = 0.5 because
-// a cell index of a row >= 32768 does not fit the int that activity_cell returns.
-TEST(CudaMap, IncrementalEqualsTheHostCountAtD65536) {
+// The largest D the suite accepts (kMaxMapSize: 2.1e9 cells, 8.6 GB of counts and 8.6 GB of map),
+// the walk over the whole square and out of it, so the last rows' indices are near 2^31.
+TEST(CudaMap, IncrementalEqualsTheHostCountAtTheLargestD) {
     if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
     const std::size_t n = 4000;
-    const int d = 65536;
-    CellWalk walk(n, d, -0.1f, 0.5f, 14);
+    const int d = kMaxMapSize;
+    CellWalk walk(n, d, -0.1f, 1.1f, 14);
     cuda::ActivityMap incremental(map_problem(n, d), "incremental");
     cuda::DeviceBuffer<int> cells(n);
     cells.copy_from_host(walk.cells().data());
@@ -464,7 +464,7 @@ TEST(CudaMap, IncrementalEqualsTheHostCountAtD65536) {
     const float scale = activity_scale(n, d);
     std::vector<float> got;
     incremental.copy_to_host(got);
-    ASSERT_EQ(got.size(), std::size_t{1} << 32);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(d) * static_cast<std::size_t>(d));
     std::size_t wrong = 0, occupied = 0;
     for (std::size_t c = 0; c < got.size(); ++c) {
         if (got[c] == 0.0f) continue;

@@ -141,6 +141,10 @@ NBODY_HD inline void integrate_body(Real& x, Real& y, Real& vx, Real& vy, Real a
     vy = v[1];
 }
 
+// The largest map size D: cell indices row * D + col are 32-bit ints in every model, and
+// 46340^2 - 1 is the last square below 2^31 (the map alone is then 8.6 GB of floats).
+inline constexpr int kMaxMapSize = 46340;
+
 // Activity-map cell of a position, or -1 when it lies outside the unit square (a 3D run maps its
 // x-y projection). col = floor(x * D) in the workload's precision; NaN lands outside.
 template <class Real>
