@@ -10,10 +10,6 @@ namespace nbody::omp {
 
 namespace {
 
-// map=auto picks private histograms while all threads' copies stay this small: they are zeroed
-// and merged every step, so their traffic grows with threads x D^2 (the threshold is measured in
-// docs/performance-openmp.md, "Change 3: map=auto threshold").
-constexpr std::size_t kAutoPrivateMapBytes = std::size_t{64} << 20;
 // map=private refuses sizes whose per-thread copies alone would exhaust a workstation's memory.
 constexpr std::size_t kMaxPrivateMapBytes = std::size_t{4} << 30;
 constexpr std::size_t kCountsPerCacheLine = 64 / sizeof(std::int32_t);
@@ -28,7 +24,9 @@ MapStrategy pick_map_strategy(const std::string& choice, std::size_t cells, int 
                              " MiB of per-thread histograms at this D and thread count; use map=atomic");
         return MapStrategy::private_histograms;
     }
-    return private_bytes <= kAutoPrivateMapBytes ? MapStrategy::private_histograms : MapStrategy::atomic_counts;
+    // auto: incremental, as fast as the recounts at small D and faster from D ~ 300 (measured in
+    // docs/performance-openmp.md, "Small N and large D").
+    return MapStrategy::incremental;
 }
 
 }  // namespace
@@ -45,8 +43,7 @@ std::vector<TuningParameter> common_tunings() {
         {.name = "map",
          .description = "activity-map counting: per-thread histograms merged, shared atomic counts "
                         "(both recount every cell each step), incremental (counts and each body's cell "
-                        "kept, only the cells that changed rewritten), or auto (private while threads x "
-                        "D^2 counts fit in 64 MiB)",
+                        "kept, only the cells that changed rewritten), or auto (incremental)",
          .default_value = "auto",
          .allowed_values = {"auto", "private", "atomic", "incremental"},
          .min_value = 0,

@@ -1,7 +1,9 @@
 // The incremental activity map (`map=incremental`) of every variant that offers it in its `map`
 // tuning and is available here (CPU variants in CI, GPU variants on the device): after many steps
 // the map handed back equals a full recount of the positions handed back (host_cell_counts and
-// normalised_map, the reference's own map) bit for bit, in every workload, with bodies that leave
+// normalised_map, the reference's own map) bit for bit, in 2D and 3D, float32 and float64 (the
+// cell is computed in the workload's precision; the integrator changes only the motion), with
+// bodies that leave
 // and re-enter the unit square and bodies that cross cells most steps, at D = 1 and at a D whose
 // cells are smaller than a step's move.
 #include <gtest/gtest.h>
@@ -23,8 +25,8 @@ constexpr std::size_t kBodies = 211;  // a multiple of no lane, block or tile si
 // Softening 1: inside the cloud the softened pull is nearly linear in the distance, a harmonic
 // well with omega^2 ~ G M / eps^3 = 9.8, a period of about 2 time units (200 steps of dt = 0.01).
 constexpr PhysicsConstants kConstants{.G = 9.8, .dt = 0.01, .softening = 1.0};
-// The map is compared after each of these advance() calls: 412 steps, two periods.
-constexpr int kAdvances[] = {1, 1, 10, 100, 300};
+// The map is compared after each of these advance() calls: 212 steps, a period.
+constexpr int kAdvances[] = {1, 1, 10, 50, 150};
 // D = 1: one cell, changed only by bodies leaving or entering the square. D = 1024: cells 1e-3
 // wide, crossed most steps by the bodies of both initial states below.
 constexpr int kMapSizes[] = {1, 1024};
@@ -137,7 +139,11 @@ TEST(IncrementalActivityMap, CpuVariantsOfferIt) {
 TEST(IncrementalActivityMap, EqualsAFullRecountAfterManySteps) {
     const std::vector<const VariantDescriptor*> variants = incremental_variants();
     ASSERT_FALSE(variants.empty());
-    for (const Workload& w : all_workloads()) {
+    const Workload workloads[] = {{.dim = 2, .precision = Precision::fp32, .integrator = Integrator::euler},
+                                  {.dim = 2, .precision = Precision::fp64, .integrator = Integrator::leapfrog},
+                                  {.dim = 3, .precision = Precision::fp32, .integrator = Integrator::leapfrog},
+                                  {.dim = 3, .precision = Precision::fp64, .integrator = Integrator::euler}};
+    for (const Workload& w : workloads) {
         const auto run = [&]<class Real>() {
             for (const Start start : {Start::wide, Start::tight}) {
                 const BodiesT<Real> initial = initial_state<Real>(start, w.dim);
