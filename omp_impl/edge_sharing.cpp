@@ -170,31 +170,28 @@ private:
         const std::int64_t blocks = n / L;                  // full blocks; the last N mod L rows go alone
         const std::int64_t block_pairs = (blocks + 1) / 2;  // the middle block of an odd count alone
         const int thread_count = this->threads();
-#pragma omp parallel num_threads(thread_count)
-        {
-            const std::size_t offset = static_cast<std::size_t>(omp_get_thread_num()) * stride_;
-            Real* mine[Dim];
+        const std::size_t offset = static_cast<std::size_t>(omp_get_thread_num()) * stride_;
+        Real* mine[Dim];
+        for (int k = 0; k < Dim; ++k) {
+            mine[k] = thread_pull_[k].data() + offset;
+            std::fill(mine[k], mine[k] + n, Real(0));
+        }
+#pragma omp for schedule(static)
+        for (std::int64_t k = 0; k < std::max<std::int64_t>(block_pairs, 1); ++k) {
+            if (k < block_pairs) {
+                add_block_pulls<Dim>(snap, k * L, mine);
+                if (blocks - 1 - k != k) add_block_pulls<Dim>(snap, (blocks - 1 - k) * L, mine);
+            }
+            if (k == 0)  // the last rows (fewer than L pairs each)
+                for (std::int64_t i = blocks * L; i < n; ++i) add_row_pulls<Dim>(snap, i, mine);
+        }
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) {
             for (int k = 0; k < Dim; ++k) {
-                mine[k] = thread_pull_[k].data() + offset;
-                std::fill(mine[k], mine[k] + n, Real(0));
-            }
-#pragma omp for schedule(static)
-            for (std::int64_t k = 0; k < std::max<std::int64_t>(block_pairs, 1); ++k) {
-                if (k < block_pairs) {
-                    add_block_pulls<Dim>(snap, k * L, mine);
-                    if (blocks - 1 - k != k) add_block_pulls<Dim>(snap, (blocks - 1 - k) * L, mine);
-                }
-                if (k == 0)  // the last rows (fewer than L pairs each)
-                    for (std::int64_t i = blocks * L; i < n; ++i) add_row_pulls<Dim>(snap, i, mine);
-            }
-#pragma omp for schedule(static)
-            for (std::int64_t i = 0; i < n; ++i) {
-                for (int k = 0; k < Dim; ++k) {
-                    Real sum = 0;
-                    for (int t = 0; t < thread_count; ++t)
-                        sum += thread_pull_[k][static_cast<std::size_t>(t) * stride_ + i];
-                    pull[k][i] = sum;
-                }
+                Real sum = 0;
+                for (int t = 0; t < thread_count; ++t)
+                    sum += thread_pull_[k][static_cast<std::size_t>(t) * stride_ + i];
+                pull[k][i] = sum;
             }
         }
     }

@@ -10,10 +10,6 @@ namespace nbody::omp {
 
 namespace {
 
-// map=auto picks private histograms while all threads' copies stay this small: they are zeroed
-// and merged every step, so their traffic grows with threads x D^2 (the threshold is measured in
-// docs/performance-openmp.md, "Change 3: map=auto threshold").
-constexpr std::size_t kAutoPrivateMapBytes = std::size_t{64} << 20;
 // map=private refuses sizes whose per-thread copies alone would exhaust a workstation's memory.
 constexpr std::size_t kMaxPrivateMapBytes = std::size_t{4} << 30;
 constexpr std::size_t kCountsPerCacheLine = 64 / sizeof(std::int32_t);
@@ -21,13 +17,16 @@ constexpr std::size_t kCountsPerCacheLine = 64 / sizeof(std::int32_t);
 MapStrategy pick_map_strategy(const std::string& choice, std::size_t cells, int threads) {
     const std::size_t private_bytes = cells * sizeof(std::int32_t) * static_cast<std::size_t>(threads);
     if (choice == "atomic") return MapStrategy::atomic_counts;
+    if (choice == "incremental") return MapStrategy::incremental;
     if (choice == "private") {
         if (private_bytes > kMaxPrivateMapBytes)
             throw UsageError("tuning map=private needs " + std::to_string(private_bytes >> 20) +
                              " MiB of per-thread histograms at this D and thread count; use map=atomic");
         return MapStrategy::private_histograms;
     }
-    return private_bytes <= kAutoPrivateMapBytes ? MapStrategy::private_histograms : MapStrategy::atomic_counts;
+    // auto: incremental, as fast as the recounts at small D and faster from D ~ 300 (measured in
+    // docs/performance-openmp.md, "Small N and large D").
+    return MapStrategy::incremental;
 }
 
 }  // namespace
@@ -42,10 +41,11 @@ std::vector<TuningParameter> common_tunings() {
          .min_value = 1,
          .max_value = procs},
         {.name = "map",
-         .description = "activity-map counting: per-thread histograms merged, shared atomic counts, "
-                        "or auto (private while threads x D^2 counts fit in 64 MiB)",
+         .description = "activity-map counting: per-thread histograms merged, shared atomic counts "
+                        "(both recount every cell each step), incremental (counts and each body's cell "
+                        "kept, only the cells that changed rewritten), or auto (incremental)",
          .default_value = "auto",
-         .allowed_values = {"auto", "private", "atomic"},
+         .allowed_values = {"auto", "private", "atomic", "incremental"},
          .min_value = 0,
          .max_value = 0},
     };
@@ -62,29 +62,39 @@ OmpSimulation<Real>::OmpSimulation(const Problem& problem, const TuningValues& t
     if (map_strategy_ == MapStrategy::private_histograms) {
         count_stride_ = (cells + kCountsPerCacheLine - 1) / kCountsPerCacheLine * kCountsPerCacheLine;
         counts_.assign(count_stride_ * static_cast<std::size_t>(threads_), 0);
-    } else {
+    } else if (map_strategy_ == MapStrategy::atomic_counts) {
         counts_.assign(cells, 0);
+    } else {
+        changed_cells_.resize(static_cast<std::size_t>(threads_));
     }
 }
 
 template <class Real>
 void OmpSimulation<Real>::upload(const BodiesT<Real>& initial) {
     bodies_ = initial;
-    if (needs_initial_pull(problem_.workload.integrator)) compute_pulls(pull_);
-    if (dim() == 3)
-        advance_after_force_and_map<3>(false);
-    else
-        advance_after_force_and_map<2>(false);
+    const bool incremental = map_strategy_ == MapStrategy::incremental;
+    if (incremental) {
+        incremental_counts_.emplace(problem_.n, problem_.d);
+        incremental_counts_->recount(bodies_.x.data(), bodies_.y.data(), map_.data());
+    }
+#pragma omp parallel num_threads(threads_)
+    {
+        if (needs_initial_pull(problem_.workload.integrator)) compute_pulls(pull_);
+        if (!incremental) {
+            if (dim() == 3)
+                advance_after_force_and_map<3>(false);
+            else
+                advance_after_force_and_map<2>(false);
+        }
+    }
 }
 
 template <class Real>
 void OmpSimulation<Real>::advance(int steps) {
-    for (int s = 0; s < steps; ++s) {
-        if (dim() == 3)
-            step<3>();
-        else
-            step<2>();
-    }
+    if (dim() == 3)
+        run_steps<3>(steps);
+    else
+        run_steps<2>(steps);
 }
 
 template <class Real>
@@ -95,10 +105,13 @@ void OmpSimulation<Real>::download(BodiesT<Real>& state, std::vector<float>& act
 
 template <class Real>
 template <int Dim>
-void OmpSimulation<Real>::step() {
-    advance_before_force_all<Dim>();
-    compute_pulls(pull_);
-    advance_after_force_and_map<Dim>(true);
+void OmpSimulation<Real>::run_steps(int steps) {
+#pragma omp parallel num_threads(threads_)
+    for (int s = 0; s < steps; ++s) {
+        advance_before_force_all<Dim>();
+        compute_pulls(pull_);
+        advance_after_force_and_map<Dim>(true);
+    }
 }
 
 template <class Real>
@@ -121,8 +134,10 @@ void OmpSimulation<Real>::advance_before_force_all() {
     const auto n = static_cast<std::int64_t>(bodies_.size());
     const Real G = static_cast<Real>(problem_.constants.G);
     const Real dt = static_cast<Real>(problem_.constants.dt);
-    const auto [p, v, a] = axis_pointers<Dim>();
-#pragma omp parallel for schedule(static) num_threads(threads_)
+    // Named references, not a structured binding: Clang 16 crashes on a binding used in an OpenMP loop.
+    const AxisPointers<Dim> axes = axis_pointers<Dim>();
+    const auto &p = axes.position, &v = axes.velocity, &a = axes.pull;
+#pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
         Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
         advance_before_force(integrator, pi, vi, load_axes(a, i), G, dt);
@@ -142,46 +157,59 @@ void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
     const Real dt = static_cast<Real>(problem_.constants.dt);
     const float scale = activity_scale(bodies_.size(), d);
     const bool use_private = map_strategy_ == MapStrategy::private_histograms;
-    const auto [p, v, a] = axis_pointers<Dim>();
+    const bool incremental = map_strategy_ == MapStrategy::incremental;
+    // Named references, not a structured binding: Clang 16 crashes on a binding used in an OpenMP loop.
+    const AxisPointers<Dim> axes = axis_pointers<Dim>();
+    const auto &p = axes.position, &v = axes.velocity, &a = axes.pull;
     std::int32_t* counts = counts_.data();
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
 
-#pragma omp parallel num_threads(threads_)
-    {
-        // Private: this thread's histogram, zeroed here (the previous merge is behind a barrier).
-        std::int32_t* mine = counts;
+    // Private: this thread's histogram, zeroed here (the previous merge is behind a barrier).
+    std::int32_t* mine = counts;
+    if (use_private) {
+        mine = counts + thread * count_stride_;
+        for (std::int64_t c = 0; c < cells; ++c) mine[c] = 0;
+    }
+    std::vector<int>* changed = incremental ? &changed_cells_[thread].cells : nullptr;
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (integrate) {
+            Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
+            advance_after_force(integrator, pi, vi, load_axes(a, i), G, dt);
+            store_axes(p, i, pi);
+            store_axes(v, i, vi);
+        }
+        if (incremental) {
+            incremental_counts_->update(static_cast<std::size_t>(i), p[0][i], p[1][i], *changed);
+            continue;
+        }
+        const int cell = activity_cell(p[0][i], p[1][i], d);
+        if (cell < 0) continue;
         if (use_private) {
-            mine = counts + static_cast<std::size_t>(omp_get_thread_num()) * count_stride_;
-            for (std::int64_t c = 0; c < cells; ++c) mine[c] = 0;
-        }
-#pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-            if (integrate) {
-                Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
-                advance_after_force(integrator, pi, vi, load_axes(a, i), G, dt);
-                store_axes(p, i, pi);
-                store_axes(v, i, vi);
-            }
-            const int cell = activity_cell(p[0][i], p[1][i], d);
-            if (cell < 0) continue;
-            if (use_private) {
-                ++mine[cell];
-            } else {
+            ++mine[cell];
+        } else {
 #pragma omp atomic update
-                ++mine[cell];
-            }
+            ++mine[cell];
         }
-        // Merge in a fixed thread order; atomic counts are cleared for the next step here.
+    }
+    if (incremental) {
+        // Every count of the step is final (the loop's barrier). The next step's updates come
+        // after compute_pulls' barrier, so no barrier is needed after the rewrite.
+        incremental_counts_->rewrite(*changed, map_.data());
+        changed->clear();
+        return;
+    }
+    // Merge in a fixed thread order; atomic counts are cleared for the next step here.
 #pragma omp for schedule(static)
-        for (std::int64_t c = 0; c < cells; ++c) {
-            std::int64_t count = 0;
-            if (use_private) {
-                for (int t = 0; t < threads_; ++t) count += counts[static_cast<std::size_t>(t) * count_stride_ + c];
-            } else {
-                count = counts[c];
-                counts[c] = 0;
-            }
-            map_[c] = static_cast<float>(count) * scale;
+    for (std::int64_t c = 0; c < cells; ++c) {
+        std::int64_t count = 0;
+        if (use_private) {
+            for (int t = 0; t < threads_; ++t) count += counts[static_cast<std::size_t>(t) * count_stride_ + c];
+        } else {
+            count = counts[c];
+            counts[c] = 0;
         }
+        map_[c] = static_cast<float>(count) * scale;
     }
 }
 

@@ -2,13 +2,17 @@
 // What the OpenMP variants share: the `threads` and `map` tunings and a Simulation, templated on
 // the workload's precision, that owns the host state, advances it with physics.hpp's integrator
 // halves and builds the activity map each step. A variant supplies only its pull computation (one
-// file per variant); every variant runs every workload (SPEC §2).
+// file per variant); every variant runs every workload (SPEC §2). advance(k) runs its k steps in
+// one parallel region (one thread team, no per-step team start-up): every per-step loop, the
+// variant's included, is an orphaned `omp for` that the team's threads share.
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "nbody/activity_counts.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
 
@@ -18,6 +22,7 @@ namespace nbody::omp {
 enum class MapStrategy {
     private_histograms,  // one D x D count array per thread, merged in a cell-parallel pass
     atomic_counts,       // one shared count array, `omp atomic` increments
+    incremental,         // counts and each body's cell kept; only changed cells rewritten (activity_counts.hpp)
 };
 
 // The tunings every OpenMP variant has: threads (1..omp_get_num_procs()) and map.
@@ -43,7 +48,10 @@ public:
 protected:
     // Sum of pulls without G (physics.hpp's accumulate_pull) on every body from the positions of
     // bodies(), which stay unchanged during the call (the step's snapshot). A variant dispatches
-    // on dim() to its kernel for that dimension.
+    // on dim() to its kernel for that dimension. Called by every thread of the team (inside the
+    // parallel region of advance or upload): the work is shared with orphaned `omp for` loops,
+    // the last of which ends with its barrier (the callers rely on it: the pulls are complete,
+    // and the map's writes of the previous step are done, when it returns).
     virtual void compute_pulls(AxisPulls<Real>& pull) = 0;
 
     const BodiesT<Real>& bodies() const { return bodies_; }
@@ -53,8 +61,9 @@ protected:
     int threads() const { return threads_; }
 
 private:
+    // `steps` steps in one parallel region.
     template <int Dim>
-    void step();
+    void run_steps(int steps);
     // The per-axis arrays of positions, velocities and pulls, for the per-body loops.
     template <int Dim>
     struct AxisPointers {
@@ -64,12 +73,19 @@ private:
     };
     template <int Dim>
     AxisPointers<Dim> axis_pointers();
+    // The loops below are called by every thread of the team.
     // Leapfrog's opening half kick and drift on every body (Euler: nothing).
     template <int Dim>
     void advance_before_force_all();
     // advance_after_force on every body when `integrate`, then the map of the new positions.
     template <int Dim>
     void advance_after_force_and_map(bool integrate);
+
+    // A thread's list of the cells whose count it changed this step (map=incremental), a cache
+    // line apart from the next thread's.
+    struct alignas(64) ChangedCells {
+        std::vector<int> cells;
+    };
 
     Problem problem_;
     int threads_;
@@ -79,6 +95,8 @@ private:
     std::vector<float> map_;
     std::vector<std::int32_t> counts_;  // atomic: cells; private: threads x padded cells
     std::size_t count_stride_ = 0;      // private: cells rounded up to a cache line
+    std::optional<ActivityCounts> incremental_counts_;  // incremental, from the upload on
+    std::vector<ChangedCells> changed_cells_;          // incremental: one per thread
 };
 
 extern template class OmpSimulation<float>;

@@ -441,20 +441,17 @@ private:
         const PaddedBodies<Real> padded{{p_[0].data(), p_[1].data(), dim == 3 ? p_[2].data() : nullptr}, m_.data(),
                                         n_padded_};
         Real* const padded_pull[3] = {pull_[0].data(), pull_[1].data(), dim == 3 ? pull_[2].data() : nullptr};
-#pragma omp parallel num_threads(this->threads())
-        {
 #pragma omp for schedule(static)
-            for (std::int64_t i = 0; i < n; ++i) {  // padding bodies stay at the origin, mass 0
-                for (int k = 0; k < dim; ++k) p_[k][i] = b.position(k)[i];
-                m_[i] = static_cast<Real>(static_cast<Wider<Real>>(b.m[i]) * mass_scale);
-            }
-#pragma omp for schedule(static)
-            for (std::int64_t t = 0; t < tiles; ++t)
-                kernel_(padded, static_cast<std::size_t>(t) * kTileRows, j_block_, this->eps2(), padded_pull);
-#pragma omp for schedule(static)
-            for (std::int64_t i = 0; i < n; ++i)
-                for (int k = 0; k < dim; ++k) pull[k][i] = pull_[k][i];
+        for (std::int64_t i = 0; i < n; ++i) {  // padding bodies stay at the origin, mass 0
+            for (int k = 0; k < dim; ++k) p_[k][i] = b.position(k)[i];
+            m_[i] = static_cast<Real>(static_cast<Wider<Real>>(b.m[i]) * mass_scale);
         }
+#pragma omp for schedule(static)
+        for (std::int64_t t = 0; t < tiles; ++t)
+            kernel_(padded, static_cast<std::size_t>(t) * kTileRows, j_block_, this->eps2(), padded_pull);
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i)
+            for (int k = 0; k < dim; ++k) pull[k][i] = pull_[k][i];
     }
 
     InvSqrtForm form_;

@@ -27,7 +27,7 @@ private:
         const Real eps2 = this->eps2();
         Real* out[Dim];
         for (int k = 0; k < Dim; ++k) out[k] = pull[k].data();
-#pragma omp parallel for schedule(static) num_threads(this->threads())
+#pragma omp for schedule(static)
         for (std::int64_t i = 0; i < n; ++i) {
             const Vec<Real, Dim> sum = host_pull_on<Dim>(b, static_cast<std::size_t>(i), eps2);
             for (int k = 0; k < Dim; ++k) out[k][i] = sum[k];

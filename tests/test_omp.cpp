@@ -1,8 +1,9 @@
 // The OpenMP variants' own promises: every variant runs every workload (2D/3D, float32/float64,
 // Euler/leapfrog) and agrees with the host reference (double for float32, long double for
 // float64); omp.static equals serial.reference bit for bit; edge-sharing is bit-identical for a
-// fixed thread count, counts every pair once and conserves momentum; both activity-map strategies
-// count exactly like the reference; every instruction set of omp.simd, with and without its
+// fixed thread count, counts every pair once and conserves momentum; every activity-map strategy
+// counts exactly like the reference, also across advance() calls that each run their steps in one
+// thread team; every instruction set of omp.simd, with and without its
 // Newton step, stays within the thresholds; tunings are validated.
 // (Agreement of every variant and tuning value with the reference through verify is test_variants'.)
 #include <gtest/gtest.h>
@@ -238,20 +239,46 @@ TEST(OmpEdgeSharing, ConservesMomentumIn3dLeapfrog) {
     check.template operator()<double>(1e-14);
 }
 
-// Private histograms and atomic counts give the reference's map of the same positions exactly,
-// at a D where bodies leave and cross cells, including the map handed back before any step.
-TEST(OmpActivityMap, BothStrategiesCountExactly) {
+// Private histograms, atomic counts and the incremental map give the reference's map of the same
+// positions exactly, at a D where bodies leave and cross cells, including the map handed back
+// before any step (many steps and more D: test_activity_map).
+TEST(OmpActivityMap, EveryStrategyCountsExactly) {
     constexpr std::size_t kBodies = 1000;
     constexpr int kMapSize = 37;
     for_every_workload([&]<class Real>(const Workload& w) {
         const BodiesT<Real> initial = generated<Real>(w, kBodies);
         for (const char* id : kOmpVariants) {
-            for (const char* map : {"private", "atomic"}) {
+            for (const char* map : {"private", "atomic", "incremental"}) {
                 for (int steps : {0, 2}) {
                     const auto out = simulate(id, {{"map", map}, {"threads", "2"}}, w, initial, kMapSize, steps);
                     EXPECT_EQ(out.map, normalised_map(host_cell_counts(out.state, kMapSize), kBodies, kMapSize))
                         << id << " " << to_string(w) << " map=" << map << " after " << steps << " steps";
                 }
+            }
+        }
+    });
+}
+
+// advance(k) runs its k steps in one thread team: splitting the same steps over several calls
+// gives the same bodies and map bit for bit, for every variant and map strategy (edge_sharing's
+// per-thread buffers and the incremental map's per-thread cell lists persist across steps).
+TEST(OmpThreadTeam, OneCallOrManyGiveTheSameSteps) {
+    constexpr std::size_t kBodies = 300;
+    constexpr int kMapSize = 64;
+    for_every_workload([&]<class Real>(const Workload& w) {
+        const BodiesT<Real> initial = generated<Real>(w, kBodies);
+        for (const char* id : kOmpVariants) {
+            for (const char* map : {"private", "atomic", "incremental"}) {
+                const TuningValues tuning{{"map", map}, {"threads", "2"}};
+                const VariantDescriptor& v = variant(id);
+                auto sim = v.create(Problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = w},
+                                    Registry::resolve_tuning(v, tuning));
+                sim->upload(initial);
+                for (int steps : {1, 2, 3}) sim->advance(steps);
+                Outcome<Real> split;
+                sim->download(split.state, split.map);
+                expect_same(simulate(id, tuning, w, initial, kMapSize, 6), split,
+                            std::string(id) + " " + to_string(w) + " map=" + map);
             }
         }
     });
