@@ -198,10 +198,10 @@ public:
 
 private:
     void compute_pulls() override {
-        if (slices_ > 1)  // the slices add into zeroed pulls
-            for (int k = 0; k < Dim; ++k) Kokkos::deep_copy(this->space(), this->pulls()[k], Real(0));
+        if (slices_ > 1) this->zero_pulls();  // the slices add into zeroed pulls
         pull_kernel();
     }
+    bool adds_into_pulls() const override { return slices_ > 1; }
 
     // The launch, or the team size check (see team_tiled_pulls).
     void pull_kernel(int* largest_team = nullptr) const {
