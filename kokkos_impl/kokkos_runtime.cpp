@@ -51,10 +51,12 @@ void ensure_initialized() {
 
 TuningParameter map_tuning() {
     return {.name = "map",
-            .description = "activity-map counting: Kokkos::atomic_add on shared counts, or a ScatterView "
-                           "(atomics on the GPU, per-thread copies on OpenMP)",
-            .default_value = "atomic",
-            .allowed_values = {"atomic", "scatter"},
+            .description = "activity map: incremental (counts and cells kept between steps; bodies that "
+                           "changed cell move a count, only the cells they left or entered are rewritten), or a "
+                           "full recount every step with Kokkos::atomic_add on shared counts (atomic) or a "
+                           "ScatterView (scatter: atomics on the GPU, per-thread copies on OpenMP)",
+            .default_value = "incremental",
+            .allowed_values = {"incremental", "atomic", "scatter"},
             .min_value = 0,
             .max_value = 0};
 }

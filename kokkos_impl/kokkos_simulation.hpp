@@ -1,8 +1,8 @@
 #pragma once
 // What the Kokkos variants share, templated on the execution space and the workload's real type and
 // dimension: the runtime (initialised once, lazily), the spaces this Kokkos has, the device state
-// in Views (one per axis), the step's halves and the activity map (atomics or ScatterView, the
-// `map` tuning). A variant supplies only its pull kernel (one file per variant). Valid for Kokkos
+// in Views (one per axis), the step's halves and the activity map (kept incrementally, or
+// recounted with atomics or a ScatterView: the `map` tuning). A variant supplies only its pull kernel (one file per variant). Valid for Kokkos
 // 3.4 through 4.x.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_ScatterView.hpp>
@@ -72,10 +72,12 @@ void for_each_space(Visit visit) {
 // never is while eps > 0. On the host, 1/sqrt compiled with kokkos_impl's math flags: GCC's
 // hardware estimate plus one Newton step (rsqrtps for 128/256-bit vectors; for 512-bit ones GCC 12
 // emits a sqrt estimate and a reciprocal estimate, each refined).
-// double: the correctly rounded square root and division on every space (SPEC §2: a float64
-// variant calls no float32 estimate). GCC has no double reciprocal-square-root estimate on x86
-// (rsqrt patterns exist for float vectors and AVX512ER only), so the math flags leave sqrtsd/
-// sqrtpd + divsd/divpd; nvcc without fast math compiles both IEEE-rounded.
+// double: no float32 estimate on any space (SPEC §2). On the GPU CUDA's double rsqrt(), the
+// function cuda_impl's float64 kernels call (a float64 estimate refined in float64, within 1 ulp;
+// no IEEE square root and division, which cost several times its FP64 instructions). On the host
+// the correctly rounded 1/sqrt: GCC has no double reciprocal-square-root estimate on x86 (rsqrt
+// patterns exist for float vectors and AVX512ER only), so the math flags leave sqrtsd/sqrtpd +
+// divsd/divpd.
 struct InvSqrt {
     KOKKOS_INLINE_FUNCTION float operator()(float v) const {
 #if defined(__CUDA_ARCH__)
@@ -88,7 +90,7 @@ struct InvSqrt {
     }
     KOKKOS_INLINE_FUNCTION double operator()(double v) const {
 #if defined(__CUDA_ARCH__)
-        return 1.0 / ::sqrt(v);
+        return ::rsqrt(v);
 #else
         return 1.0 / std::sqrt(v);
 #endif
@@ -154,6 +156,10 @@ void check_team_size(int largest, int team_size, int vector_length, const Worklo
 
 // How the per-step activity map is counted (the `map` tuning).
 enum class MapStrategy {
+    // Counts kept between steps with each body's cell: only bodies that changed cell move a count
+    // (atomics), only the cells they left and entered are rewritten. Work O(N) per step, not O(D^2).
+    incremental,
+    // Full recounts every step: counts cleared, every body counted, the whole D x D map written.
     atomic_counts,  // Kokkos::atomic_add on one shared count array
     scatter_view,   // Kokkos::Experimental::ScatterView: atomics on the GPU, per-thread copies on OpenMP
 };
@@ -228,6 +234,7 @@ inline constexpr std::size_t kMaxScatterBytes = std::size_t{4} << 30;
 // The map strategy a tuning names; UsageError when a ScatterView would duplicate too much.
 template <class Space>
 MapStrategy map_strategy_of(const TuningValues& tuning, int d) {
+    if (tuning.at("map") == "incremental") return MapStrategy::incremental;
     if (tuning.at("map") == "atomic") return MapStrategy::atomic_counts;
     // ScatterView's defaults: atomics on the GPU, one copy per thread on a host space.
     const std::size_t copies = kRunsOnGpu<Space> ? 1 : static_cast<std::size_t>(Space().concurrency());
@@ -265,58 +272,120 @@ void advance_before_force_all(const Space& space, Motion<Space, Real, Dim> s, in
         });
 }
 
-// Counts bodies per cell (the x-y projection) into `counts`, after the advance after force on each
-// when `advance`, then writes the normalised map.
+// What the kernel after the pulls does to each body besides finding its cell: one kernel per step
+// instead of one per half and one to clear the pulls.
+template <class Real>
+struct StepEnd {
+    Integrator integrator;
+    Real G, dt;
+    bool advance;            // advance after force (false at upload: the map of the initial positions)
+    bool next_before_force;  // leapfrog: the next step's first half too, with the same pull
+    bool zero_pulls;         // leave the pulls zero for a pull kernel that adds into them
+};
+
+// Body i's end of step (StepEnd); returns the activity cell of its positions after the step.
 template <class Space, class Real, int Dim>
-KOKKOS_INLINE_FUNCTION int advance_after_force_and_cell(const Motion<Space, Real, Dim>& s, int i, int d,
-                                                        Integrator integrator, Real G, Real dt, bool advance) {
-    if (advance) {
-        Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
-        advance_after_force(integrator, p, v, load(s.pull, i), G, dt);
+KOKKOS_INLINE_FUNCTION int end_step(const Motion<Space, Real, Dim>& s, int i, int d, const StepEnd<Real>& e) {
+    Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
+    const Vec<Real, Dim> pull = load(s.pull, i);
+    if (e.advance) advance_after_force(e.integrator, p, v, pull, e.G, e.dt);
+    const int cell = activity_cell(p[0], p[1], d);
+    if (e.next_before_force) advance_before_force(e.integrator, p, v, pull, e.G, e.dt);
+    if (e.advance || e.next_before_force) {
         store(s.p, i, p);
         store(s.v, i, v);
     }
-    return activity_cell(s.p[0](i), s.p[1](i), d);
+    if (e.zero_pulls) store(s.pull, i, Vec<Real, Dim>{});
+    return cell;
 }
 
+// The counts and map of one simulation. `cell` (each body's cell, -1 outside) and `moved_from`
+// (the cell a body left this step, kStayed when it kept its cell) exist for map=incremental only.
+template <class Space>
+struct MapState {
+    DeviceCounts<Space> counts, cell, moved_from;
+    DeviceReals<Space, float> map;
+    float scale;
+};
+
+inline constexpr int kStayed = -2;  // cells are >= -1
+
+// A full recount: counts cleared, every body counted; with `record_cells` each body's cell kept
+// for later incremental steps.
 template <class Space, class Real, int Dim>
-void advance_and_count_atomic(const Space& space, Motion<Space, Real, Dim> s, DeviceCounts<Space> counts, int n,
-                              int d, Integrator integrator, Real G, Real dt, bool advance) {
-    Kokkos::deep_copy(space, counts, 0);
+void end_step_and_count_atomic(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m, int n, int d,
+                               StepEnd<Real> e, bool record_cells) {
+    Kokkos::deep_copy(space, m.counts, 0);
     Kokkos::parallel_for(
-        "nbody::kokkos::advance_count_atomic", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
-            const int cell = advance_after_force_and_cell(s, i, d, integrator, G, dt, advance);
-            if (cell >= 0) Kokkos::atomic_add(&counts(cell), 1);
+        "nbody::kokkos::end_step_count_atomic", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+            const int cell = end_step(s, i, d, e);
+            if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
+            if (record_cells) m.cell(i) = cell;
         });
 }
 
 template <class Space, class Real, int Dim>
-void advance_and_count_scatter(const Space& space, Motion<Space, Real, Dim> s, DeviceCounts<Space> counts,
-                               CountScatter<Space> scatter_counts, int n, int d, Integrator integrator, Real G, Real dt,
-                               bool advance) {
-    Kokkos::deep_copy(space, counts, 0);
+void end_step_and_count_scatter(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m,
+                                CountScatter<Space> scatter_counts, int n, int d, StepEnd<Real> e) {
+    Kokkos::deep_copy(space, m.counts, 0);
     scatter_counts.reset(space);
     Kokkos::parallel_for(
-        "nbody::kokkos::advance_count_scatter", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
-            const int cell = advance_after_force_and_cell(s, i, d, integrator, G, dt, advance);
+        "nbody::kokkos::end_step_count_scatter", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+            const int cell = end_step(s, i, d, e);
             if (cell >= 0) {
                 auto access = scatter_counts.access();
                 access(cell) += 1;
             }
         });
-    Kokkos::Experimental::contribute(counts, scatter_counts);
+    Kokkos::Experimental::contribute(m.counts, scatter_counts);
 }
 
+// The whole map from the counts.
 template <class Space>
-void normalise_map(const Space& space, DeviceCounts<Space> counts, DeviceReals<Space, float> map, float scale) {
+void normalise_map(const Space& space, MapState<Space> m) {
     Kokkos::parallel_for(
-        "nbody::kokkos::normalise_map", Kokkos::RangePolicy<Space>(space, 0, static_cast<int>(map.extent(0))),
-        KOKKOS_LAMBDA(const int c) { map(c) = static_cast<float>(counts(c)) * scale; });
+        "nbody::kokkos::normalise_map", Kokkos::RangePolicy<Space>(space, 0, static_cast<int>(m.map.extent(0))),
+        KOKKOS_LAMBDA(const int c) { m.map(c) = static_cast<float>(m.counts(c)) * m.scale; });
+}
+
+// An incremental step: a body whose cell changed moves one count from the cell it left to the one
+// it entered. The map cannot be rewritten in the same kernel (a cell's count is final only once
+// every body has moved), hence rewrite_moved_cells.
+template <class Space, class Real, int Dim>
+void end_step_and_move_counts(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m, int n, int d,
+                              StepEnd<Real> e) {
+    Kokkos::parallel_for(
+        "nbody::kokkos::end_step_move_counts", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+            const int cell = end_step(s, i, d, e);
+            const int before = m.cell(i);
+            if (cell != before) {
+                if (before >= 0) Kokkos::atomic_add(&m.counts(before), -1);
+                if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
+                m.cell(i) = cell;
+            }
+            m.moved_from(i) = cell != before ? before : kStayed;
+        });
+}
+
+// map = count * scale (normalise_map's expression) in the cells bodies left or entered; the other
+// cells keep counts and values. Bodies sharing a cell write the same value.
+template <class Space>
+void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
+    Kokkos::parallel_for(
+        "nbody::kokkos::rewrite_moved_cells", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+            const int from = m.moved_from(i);
+            if (from == kStayed) return;
+            const int to = m.cell(i);
+            if (from >= 0) m.map(from) = static_cast<float>(m.counts(from)) * m.scale;
+            if (to >= 0) m.map(to) = static_cast<float>(m.counts(to)) * m.scale;
+        });
 }
 
 // The state of one simulation of one workload (Real, Dim) in Views of the space's memory; a
 // variant adds compute_pulls(). A step: advance before force, pulls, advance after force with
-// the map's counting (SPEC §2).
+// the map's counting (SPEC §2). Per step on a map=incremental simulation: the pull kernel, one
+// kernel for the rest of the step (the next step's first half fused in) and the map's rewrite,
+// queued on the space without a fence.
 template <class Space, class Real, int Dim>
 class KokkosSimulation : public SimulationOf<Real> {
 public:
@@ -330,9 +399,10 @@ public:
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
           motion_{axes("p"), axes("v"), axes("pull")},
           m_("m", problem.n),
-          counts_("counts", cells()),
-          map_("map", cells()) {
-        if (map_strategy_ == MapStrategy::scatter_view) scatter_ = CountScatter<Space>(counts_);
+          map_{DeviceCounts<Space>("counts", cells()), DeviceCounts<Space>("cell", per_body_cells()),
+               DeviceCounts<Space>("moved_from", per_body_cells()), DeviceReals<Space, float>("map", cells()),
+               activity_scale(problem.n, problem.d)} {
+        if (map_strategy_ == MapStrategy::scatter_view) scatter_ = CountScatter<Space>(map_.counts);
     }
 
     void upload(const BodiesT<Real>& initial) final {
@@ -345,17 +415,29 @@ public:
             copy_in(motion_.v[k], initial.velocity(k));
         }
         copy_in(m_, initial.m);
-        if (needs_initial_pull(integrator())) compute_pulls();
-        advance_after_force_and_map(false);
+        pulls_zero_ = false;
+        if (needs_initial_pull(integrator())) pull_kernel();
+        // Every strategy starts from a full count (map=incremental keeps the cells from here on).
+        const StepEnd<Real> map_only{integrator(), G(), dt(), false, false, false};
+        if (map_strategy_ == MapStrategy::scatter_view)
+            end_step_and_count_scatter(space_, motion_, map_, scatter_, n_, d_, map_only);
+        else
+            end_step_and_count_atomic(space_, motion_, map_, n_, d_, map_only,
+                                      map_strategy_ == MapStrategy::incremental);
+        normalise_map(space_, map_);
     }
 
     void advance(int steps) final {
-        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
+        const bool leapfrog = integrator() == Integrator::leapfrog;
         for (int s = 0; s < steps; ++s) {
-            if (integrator() == Integrator::leapfrog)
-                advance_before_force_all(space_, motion_, n_, integrator(), G, dt);
-            compute_pulls();
-            advance_after_force_and_map(true);
+            const bool last = s + 1 == steps;
+            // The later steps' first halves run in the previous step's last kernel.
+            if (leapfrog && s == 0) advance_before_force_all(space_, motion_, n_, integrator(), G(), dt());
+            pull_kernel();
+            // The pulls are consumed here unless a later advance() still needs them (leapfrog's
+            // first half kick of its first step).
+            const bool pulls_consumed = !leapfrog || !last;
+            end_step_and_map({integrator(), G(), dt(), true, leapfrog && !last, adds_into_pulls() && pulls_consumed});
         }
     }
 
@@ -369,13 +451,23 @@ public:
         }
         copy_out(state.m, m_);
         activity_map.resize(cells());
-        copy_out(activity_map, map_);
+        copy_out(activity_map, map_.map);
     }
 
 protected:
     // Writes the summed pull (without G) on every body into pulls() from positions() and
-    // masses(), which stay unchanged meanwhile (the step's snapshot).
+    // masses(), which stay unchanged meanwhile (the step's snapshot). A variant that adds into
+    // pulls() calls zero_pulls() first and says so in adds_into_pulls().
     virtual void compute_pulls() = 0;
+    // True when compute_pulls() adds into pulls(): the step's last kernel then leaves them zero
+    // where it can, so that zero_pulls() has nothing to do.
+    virtual bool adds_into_pulls() const { return false; }
+
+    // Zeroes pulls() unless the last kernel left them zero.
+    void zero_pulls() {
+        if (pulls_zero_) return;
+        for (int k = 0; k < Dim; ++k) Kokkos::deep_copy(space_, motion_.pull[k], Real(0));
+    }
 
     const Space& space() const { return space_; }
     int n() const { return n_; }
@@ -387,7 +479,10 @@ protected:
 
 private:
     std::size_t cells() const { return static_cast<std::size_t>(problem_.d) * problem_.d; }
+    std::size_t per_body_cells() const { return map_strategy_ == MapStrategy::incremental ? problem_.n : 0; }
     Integrator integrator() const { return problem_.workload.integrator; }
+    Real G() const { return static_cast<Real>(problem_.constants.G); }
+    Real dt() const { return static_cast<Real>(problem_.constants.dt); }
 
     DeviceAxes<Space, Real, Dim> axes(const std::string& name) const {
         static constexpr const char* kAxis[] = {"x", "y", "z"};
@@ -406,13 +501,27 @@ private:
         space_.fence();
     }
 
-    void advance_after_force_and_map(bool advance) {
-        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
-        if (map_strategy_ == MapStrategy::atomic_counts)
-            advance_and_count_atomic(space_, motion_, counts_, n_, d_, integrator(), G, dt, advance);
-        else
-            advance_and_count_scatter(space_, motion_, counts_, scatter_, n_, d_, integrator(), G, dt, advance);
-        normalise_map(space_, counts_, map_, activity_scale(problem_.n, problem_.d));
+    void pull_kernel() {
+        compute_pulls();
+        pulls_zero_ = false;
+    }
+
+    void end_step_and_map(const StepEnd<Real>& e) {
+        switch (map_strategy_) {
+            case MapStrategy::incremental:
+                end_step_and_move_counts(space_, motion_, map_, n_, d_, e);
+                rewrite_moved_cells(space_, map_, n_);
+                break;
+            case MapStrategy::atomic_counts:
+                end_step_and_count_atomic(space_, motion_, map_, n_, d_, e, false);
+                normalise_map(space_, map_);
+                break;
+            case MapStrategy::scatter_view:
+                end_step_and_count_scatter(space_, motion_, map_, scatter_, n_, d_, e);
+                normalise_map(space_, map_);
+                break;
+        }
+        pulls_zero_ = e.zero_pulls;
     }
 
     Problem problem_;
@@ -421,9 +530,9 @@ private:
     MapStrategy map_strategy_;
     Motion<Space, Real, Dim> motion_;
     DeviceReals<Space, Real> m_;
-    DeviceCounts<Space> counts_;
-    DeviceReals<Space, float> map_;
+    MapState<Space> map_;
     CountScatter<Space> scatter_;
+    bool pulls_zero_ = false;  // the last kernel left every pull zero
 };
 
 }  // namespace nbody::kokkos

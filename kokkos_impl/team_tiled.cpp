@@ -173,14 +173,31 @@ inline BodyMapping body_mapping_of(const std::string& name) {
     return {1, 1};  // "thread"
 }
 
+// tile=auto: blocks of bodies small enough that small N still spread over many teams (a step there
+// is a few microseconds of launches; 512-body blocks left N = 1024 two blocks), 512 from N = 65536
+// where the larger tile is the faster one (docs/performance-kokkos.md, issue 14).
+inline int auto_tile(int n) {
+    if (n >= 65536) return 512;
+    if (n >= 32768) return 256;
+    return 128;
+}
+
+// team_size=auto: one thread per pair of the block's bodies with `pair`, else one per body, at
+// most 256 (the measured default of the other mappings).
+inline int auto_team_size(int tile, const BodyMapping& mapping) {
+    if (mapping.bodies_per_thread == 2) return tile / 2;
+    return tile < 256 ? tile : 256;
+}
+
 template <class Space, class Real, int Dim>
 class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
         : KokkosSimulation<Space, Real, Dim>(problem, tuning),
-          team_size_(static_cast<int>(tuning_int(tuning, "team_size"))),
-          tile_(static_cast<int>(tuning_int(tuning, "tile"))),
+          tile_(tuning.at("tile") == "auto" ? auto_tile(this->n()) : static_cast<int>(tuning_int(tuning, "tile"))),
           mapping_(body_mapping_of(tuning.at("body_mapping"))),
+          team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
+                                                      : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
                       ? auto_slices(this->space(), this->n(), team_size_, tile_)
                       : static_cast<int>(tuning_int(tuning, "slices"))) {
@@ -198,10 +215,10 @@ public:
 
 private:
     void compute_pulls() override {
-        if (slices_ > 1)  // the slices add into zeroed pulls
-            for (int k = 0; k < Dim; ++k) Kokkos::deep_copy(this->space(), this->pulls()[k], Real(0));
+        if (slices_ > 1) this->zero_pulls();  // the slices add into zeroed pulls
         pull_kernel();
     }
+    bool adds_into_pulls() const override { return slices_ > 1; }
 
     // The launch, or the team size check (see team_tiled_pulls).
     void pull_kernel(int* largest_team = nullptr) const {
@@ -209,8 +226,9 @@ private:
                          team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread, slices_, largest_team);
     }
 
-    int team_size_, tile_;
+    int tile_;
     BodyMapping mapping_;
+    int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
 };
 
@@ -218,9 +236,9 @@ private:
 
 void register_kokkos_team_tiled(Registry& registry) {
     // Host spaces run teams of one thread (Kokkos' host team size is the threads of one core).
-    // GPU defaults: 256 threads, each summing 2 of the team's 512 bodies against 512-body tiles,
-    // the fastest measured at N >= 262144 and within 7% of cuda.fastmath at 65536
-    // (docs/performance-kokkos.md).
+    // GPU defaults: tile and team size from N (auto_tile, auto_team_size): from N = 65536 256
+    // threads, each summing 2 of the team's 512 bodies against 512-body tiles, the fastest
+    // measured at N >= 65536; smaller tiles below (docs/performance-kokkos.md).
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
         [](bool gpu) {
@@ -233,10 +251,21 @@ void register_kokkos_team_tiled(Registry& registry) {
                                     .min_value = 0,
                                     .max_value = 0};
             if (gpu) mapping.allowed_values = {"thread", "pair", "lanes2", "lanes4"};
+            TuningParameter team_size =
+                kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1, 1);
+            TuningParameter tile =
+                kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024, 512);
+            if (gpu) {
+                team_size.description += " (auto: tile / 2 with body_mapping=pair, else min(tile, 256))";
+                team_size.default_value = "auto";
+                team_size.allowed_values.insert(team_size.allowed_values.begin(), "auto");
+                tile.description += " (auto: 128 below N = 32768, 256 below 65536, else 512)";
+                tile.default_value = "auto";
+                tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
+            }
             return std::vector<TuningParameter>{
-                kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1,
-                                            gpu ? 256 : 1),
-                kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024, 512),
+                team_size,
+                tile,
                 mapping,
                 {.name = "slices",
                  .description = "teams per block of bodies, splitting the j tiles between them (auto: two teams "

@@ -2,12 +2,15 @@
 // workload (2D/3D, float32/float64, Euler/leapfrog) on every space within its precision's bound of
 // the reference, with the map of the positions it hands back; host spaces (hardware rsqrt
 // estimate + Newton, reordered sums) repeat themselves exactly on Serial; team_tiled gives the same
-// pulls whether the j tiles are split over teams or not; both map strategies give the map of the
-// handed-back positions; tunings outside a space's limits are refused.
+// pulls whether the j tiles are split over teams or not; every map strategy gives the map of the
+// handed-back positions, and map=incremental equals a full recount bit for bit over many steps of
+// bodies leaving and re-entering the unit square; tunings outside a space's limits are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <regex>
@@ -291,13 +294,13 @@ TEST(Kokkos, TeamTiledSlicesSumTheSamePulls) {
     if (checked == 0) GTEST_SKIP() << "no team_tiled space can run here";
 }
 
-TEST(Kokkos, BothMapStrategiesGiveTheMapOfTheHandedBackPositions) {
+TEST(Kokkos, EveryMapStrategyGivesTheMapOfTheHandedBackPositions) {
     // Velocities push some bodies out of the unit square: they are simulated, not counted.
     Bodies initial = generate_bodies(200, 3);
     for (std::size_t i = 0; i < initial.size(); i += 5) initial.vx[i] = (i % 2 ? 60.0f : -60.0f);
     constexpr int kMapSize = 13;
     for (const VariantDescriptor* v : available_kokkos(false)) {
-        for (const char* strategy : {"atomic", "scatter"}) {
+        for (const char* strategy : {"incremental", "atomic", "scatter"}) {
             for (int steps : {0, 2}) {
                 const auto got = simulate(v->id, initial, kMapSize, steps, {{"map", strategy}});
                 const auto expected = normalised_map(host_cell_counts(got.state, kMapSize), initial.size(), kMapSize);
@@ -310,6 +313,86 @@ TEST(Kokkos, BothMapStrategiesGiveTheMapOfTheHandedBackPositions) {
             outside += activity_cell(moved.state.x[i], moved.state.y[i], kMapSize) < 0;
         EXPECT_GT(outside, 0u) << "the test should push bodies out of the unit square";
     }
+}
+
+// Bodies oscillating through the unit square: the cloud spans [-1, 2]^2 around its centre of
+// mass (0.5, 0.5) with random velocities, and G is raised so that the softened pull (nearly a
+// harmonic well, omega^2 = G M / eps^3) brings them back about every 100 steps (Euler's growth of
+// the amplitude stays below 1.5x in 200 steps). Every body leaves and
+// re-enters the square and changes cell nearly every step on a fine grid.
+template <class Real>
+BodiesT<Real> oscillating_cloud(std::size_t n, int dim, std::uint64_t seed) {
+    BodiesT<Real> b(n, dim);
+    std::uint64_t state = seed;
+    auto uniform = [&state] {  // SplitMix64, in [0, 1)
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        for (int k = 0; k < dim; ++k) {
+            b.position(k)[i] = static_cast<Real>(3.0 * uniform() - 1.0);
+            b.velocity(k)[i] = static_cast<Real>(8.0 * uniform() - 4.0);
+        }
+        b.m[i] = static_cast<Real>(1.0 / static_cast<double>(n));
+    }
+    return b;
+}
+
+// One map=incremental simulation against full recounts of the positions it hands back, after
+// each advance() of `chunks`; counts the bodies seen outside the square and then inside again.
+template <class Real>
+void expect_incremental_map_is_a_recount(const VariantDescriptor& v, const Workload& workload, int d,
+                                         const std::vector<int>& chunks, std::size_t& reentries) {
+    constexpr std::size_t kBodies = 300;
+    const BodiesT<Real> initial = oscillating_cloud<Real>(kBodies, workload.dim, 17 + d);
+    const PhysicsConstants constants{.G = 300.0, .dt = 0.01, .softening = 2.0};
+    auto sim = v.create({.n = kBodies, .d = d, .constants = constants, .workload = workload},
+                        Registry::resolve_tuning(v, {{"map", "incremental"}}));
+    sim->upload(initial);
+    std::vector<bool> was_outside(kBodies, false);
+    int done = 0;
+    for (const int chunk : chunks) {
+        sim->advance(chunk);
+        done += chunk;
+        sim->synchronize();
+        BodiesT<Real> got;
+        std::vector<float> map;
+        sim->download(got, map);
+        const auto recount = normalised_map(host_cell_counts(got, d), kBodies, d);
+        ASSERT_EQ(map.size(), recount.size());
+        // Bit for bit: the cells that differ, if any, are named.
+        std::size_t differing = 0;
+        for (std::size_t c = 0; c < map.size(); ++c) differing += std::memcmp(&map[c], &recount[c], sizeof(float)) != 0;
+        EXPECT_EQ(differing, 0u) << v.id << " " << to_string(workload) << " D=" << d << " after " << done << " steps";
+        for (std::size_t i = 0; i < kBodies; ++i) {
+            const bool outside = activity_cell(got.x[i], got.y[i], d) < 0;
+            if (was_outside[i] && !outside) ++reentries;
+            was_outside[i] = was_outside[i] || outside;
+        }
+    }
+}
+
+TEST(Kokkos, IncrementalMapEqualsAFullRecountBitForBit) {
+    // D = 1 (one cell: inside or outside), D = 7 (crowded cells, counts moving both ways in one
+    // step) and D = 1024 (every body changes cell every step); 200 steps in advance() calls of 1, 2, 7, 40 and 150 steps, so that the
+    // map is checked after single steps and after long runs, each workload (leapfrog fuses the
+    // next step's first half into the step's last kernel; float64 finds cells in double).
+    const auto variants = available_kokkos(false);
+    if (variants.empty()) GTEST_SKIP() << builtin_registry().match("kokkos.*").front()->availability().reason;
+    const std::vector<int> chunks = {1, 2, 7, 40, 150};
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads())
+            for (const int d : {1, 7, 1024}) {
+                std::size_t reentries = 0;
+                if (workload.precision == Precision::fp64)
+                    expect_incremental_map_is_a_recount<double>(*v, workload, d, chunks, reentries);
+                else
+                    expect_incremental_map_is_a_recount<float>(*v, workload, d, chunks, reentries);
+                EXPECT_GT(reentries, 30u) << v->id << " " << to_string(workload) << " D=" << d
+                                          << ": bodies should leave the square and come back";
+            }
 }
 
 TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
