@@ -397,15 +397,17 @@ private:
                     e["aggregate_unit"] = ratio ? "percentage" : "time";
                 }
                 // As Google Benchmark writes them: a ratio unscaled, times in time_unit (CPU time per step).
-                e["real_time"] = ratio ? r.real_accumulated_time : r.GetAdjustedRealTime();
-                e["cpu_time"] = ratio ? r.cpu_accumulated_time : r.GetAdjustedCPUTime() / c.steps;
-                e["time_unit"] = "us";
-                e.update(common_fields(a));
                 const auto counter = [&](const char* name) {
                     const auto it = r.counters.find(name);
                     return it == r.counters.end() ? ordered_json(nullptr) : json_number_or_null(it->second.value);
                 };
-                for (const char* name : {"time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency"})
+                const auto timed = r.counters.find("timed_steps");  // more than c.steps under min_time_s
+                const double timed_steps = timed == r.counters.end() || !(timed->second.value > 0) ? c.steps : timed->second.value;
+                e["real_time"] = ratio ? r.real_accumulated_time : r.GetAdjustedRealTime();
+                e["cpu_time"] = ratio ? r.cpu_accumulated_time : r.GetAdjustedCPUTime() / timed_steps;
+                e["time_unit"] = "us";
+                e.update(common_fields(a));
+                for (const char* name : {"time_per_step_s", "timed_steps", "upload_s", "download_s", "interactions_per_second", "efficiency"})
                     e[name] = counter(name);
                 e["efficiency_limit"] = a.limit > 0 ? json_number_or_null(a.limit) : ordered_json(nullptr);
                 e["efficiency_limit_inputs"] = a.limit_inputs;

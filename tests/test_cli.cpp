@@ -295,7 +295,7 @@ TEST(Cli, VerifyAndMatrixAreRefusedAboveTheLimitAndWriteNothing) {
         "groups": [{"variants": ["serial.reference"], "n": [1500, 64], "d": [4]}]})");
     const Outcome refused = run_bench("matrix " + matrix + " --out " + dir.file("r.json") + " --time-limit 0.001", dir);
     EXPECT_EQ(refused.status, 2) << refused.err;
-    EXPECT_NE(refused.err.find("matrix limit: 1 of 2 configurations above the limits (serial.reference/n:1500/d:4/steps:2: estimated"),
+    EXPECT_NE(refused.err.find("matrix limit: 1 of 2 configurations above the limits (serial.reference/n:1500/d:4/steps:2/map:recount: estimated"),
               std::string::npos) << refused.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
 }

@@ -175,9 +175,9 @@ TEST_F(MatrixRun, TwoSizesOfSerialReferenceSatisfyTheSchema) {
     EXPECT_TRUE(problems.empty()) << problems.front();
     // Two configurations x (2 repetitions + mean, median, stddev, cv).
     ASSERT_EQ(doc["benchmarks"].size(), 12u);
-    EXPECT_EQ(run_names(doc), (std::set<std::string>{"serial.reference/n:64/d:8/steps:2", "serial.reference/n:100/d:8/steps:2"}));
+    EXPECT_EQ(run_names(doc), (std::set<std::string>{"serial.reference/n:64/d:8/steps:2/map:recount", "serial.reference/n:100/d:8/steps:2/map:recount"}));
     const json& first = doc["benchmarks"][0];
-    EXPECT_EQ(first["name"], "serial.reference/n:64/d:8/steps:2");
+    EXPECT_EQ(first["name"], "serial.reference/n:64/d:8/steps:2/map:recount");
     EXPECT_EQ(first["variant"], "serial.reference");
     EXPECT_EQ(first["n"], 64);
     EXPECT_EQ(first["cores_used"], 1);
@@ -207,7 +207,7 @@ TEST_F(MatrixRun, MinTimeTimesMoreStepsAndRecordsThem) {
     const auto problems = check_results(doc);
     EXPECT_TRUE(problems.empty()) << problems.front();
     const json& run = doc["benchmarks"][0];
-    EXPECT_EQ(run["name"], "serial.reference/n:32/d:4/steps:2");
+    EXPECT_EQ(run["name"], "serial.reference/n:32/d:4/steps:2/map:recount");
     EXPECT_EQ(run["min_time_s"], 0.02);
     EXPECT_GT(run["timed_steps"].get<double>(), 2.0);  // 32 bodies take microseconds a step
     EXPECT_GE(run["time_per_step_s"].get<double>() * run["timed_steps"].get<double>(), 0.02);
@@ -390,7 +390,7 @@ TEST_F(MatrixRun, SigkillLosesNoFinishedConfigurationAndResumeCompletes) {
 
     const json killed = read_json(out);
     EXPECT_TRUE(check_results(killed).empty());
-    EXPECT_EQ(run_names(killed), (std::set<std::string>{"serial.reference/n:32/d:4/steps:1", "serial.reference/n:48/d:4/steps:1"}));
+    EXPECT_EQ(run_names(killed), (std::set<std::string>{"serial.reference/n:32/d:4/steps:1/map:recount", "serial.reference/n:48/d:4/steps:1/map:recount"}));
     EXPECT_EQ(killed["benchmarks"].size(), 12u);
 
     MatrixRunOptions o;
@@ -429,7 +429,7 @@ TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
     ASSERT_EQ(e.configurations.size(), 10u);
     EXPECT_EQ(e.configurations[0].name, "test.tunable/n:50/d:4/steps:10/block:32/threads:1");
     EXPECT_EQ(e.configurations[0].tuning.at("block"), "32");
-    EXPECT_EQ(e.configurations.back().name, "serial.reference/n:50/d:8/steps:10");
+    EXPECT_EQ(e.configurations.back().name, "serial.reference/n:50/d:8/steps:10/map:recount");
     const auto has_note = [&](const std::string& part) {
         return std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
     };
@@ -451,11 +451,11 @@ TEST(MatrixSpecTest, WorkloadAxesSweepEveryCombinationAndNameNonCanonicalOnes) {
     for (const auto& c : e.configurations) names.push_back(c.name);
     // The top-level integrator is the groups' default; a group's own value replaces it.
     EXPECT_EQ(names, (std::vector<std::string>{
-                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp32/integrator:leapfrog",
-                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp64/integrator:leapfrog",
-                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp32/integrator:leapfrog",
-                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp64/integrator:leapfrog",
-                         "serial.reference/n:16/d:4/steps:3",  // canonical: the name it always had
+                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp32/integrator:leapfrog/map:recount",
+                         "serial.reference/n:16/d:4/steps:3/dim:2/precision:fp64/integrator:leapfrog/map:recount",
+                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp32/integrator:leapfrog/map:recount",
+                         "serial.reference/n:16/d:4/steps:3/dim:3/precision:fp64/integrator:leapfrog/map:recount",
+                         "serial.reference/n:16/d:4/steps:3/map:recount",  // canonical: no workload part
                      }));
     EXPECT_EQ(e.configurations[3].workload, (Workload{3, Precision::fp64, Integrator::leapfrog}));
     EXPECT_EQ(e.configurations[4].workload, Workload{});
