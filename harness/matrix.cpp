@@ -256,6 +256,16 @@ std::vector<const VariantDescriptor*> available_variants(const std::vector<const
     return available;
 }
 
+void select_groups(MatrixSpec& spec, const std::vector<std::string>& names) {
+    std::string known;
+    for (const MatrixGroup& g : spec.groups) known += (known.empty() ? "" : ", ") + g.name;
+    for (const std::string& name : names)
+        if (std::none_of(spec.groups.begin(), spec.groups.end(), [&](const MatrixGroup& g) { return g.name == name; }))
+            throw UsageError(fmt::format("{}: no group \"{}\" (its groups: {})", spec.file, name, known));
+    std::erase_if(spec.groups, [&](const MatrixGroup& g) { return std::find(names.begin(), names.end(), g.name) == names.end(); });
+    spec.selected_groups = names;
+}
+
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable) {
     MatrixExpansion out;
     std::set<std::string> seen;

@@ -42,7 +42,12 @@ struct MatrixSpec {
     int verify_steps = 10;  // the groups' default
     VerificationSettings verification;
     std::vector<MatrixGroup> groups;
+    std::vector<std::string> selected_groups;  // names kept by select_groups(); empty: the whole matrix
 };
+
+// Keeps only the groups named in `names` (matrix --groups); UsageError naming an unknown group and
+// listing the matrix's groups.
+void select_groups(MatrixSpec& spec, const std::vector<std::string>& names);
 
 // InputError (a UsageError: exit 2) naming the file and the offending key on anything malformed or
 // unknown; load_matrix reads the file with read_json_file (json_input.hpp), so malformed JSON, deep

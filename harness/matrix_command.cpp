@@ -26,6 +26,7 @@ struct MatrixOptions {
     std::string progress = "auto";
     bool dry_run = false;
     bool include_unavailable = false;
+    std::vector<std::string> groups;
     CostOptions cost;
 };
 
@@ -56,7 +57,8 @@ int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimit
 }
 
 int run_matrix_command(MatrixOptions& o) {
-    const MatrixSpec spec = load_matrix(o.matrix_path);
+    MatrixSpec spec = load_matrix(o.matrix_path);
+    if (!o.groups.empty()) select_groups(spec, o.groups);
     if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     o.run.limits = o.cost.limits();
@@ -100,6 +102,8 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
     auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
     cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
     auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)");
+    cmd->add_option("--groups", o->groups, "run only these groups of the matrix (their names, comma-separated)")
+        ->delimiter(',');
     cmd->add_flag("--dry-run", o->dry_run, "print the configurations the matrix expands to here, run nothing");
     cmd->add_flag("--include-unavailable", o->include_unavailable,
                   "with --dry-run: expand variants that cannot run here too (check a GPU matrix without a GPU)");

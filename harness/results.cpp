@@ -124,6 +124,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
                    {"seed", spec.seed},
                    {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
                    {"verification", verification}};
+    if (!spec.selected_groups.empty()) c["matrix"]["groups"] = spec.selected_groups;  // run with --groups
     return c;
 }
 

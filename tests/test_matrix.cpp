@@ -561,6 +561,27 @@ TEST(MatrixSpecTest, MistakesAreUsageErrorsNamingTheKey) {
     EXPECT_NE(message(R"({"groups": [{"variants": ["serial.*"], "n": [8], "d": [2]}]})").find("name"), std::string::npos);
 }
 
+// --groups keeps the named groups only, records them, and names the matrix's groups on a typo.
+TEST(MatrixSpecTest, SelectGroupsKeepsTheNamedOnesAndRefusesUnknownNames) {
+    MatrixSpec spec = spec_from(R"({"name": "x", "groups": [
+        {"name": "gpu", "variants": ["serial.*"], "n": [8], "d": [2]},
+        {"name": "cpu", "variants": ["serial.*"], "n": [16], "d": [2]}]})");
+    MatrixSpec typo = spec;
+    try {
+        select_groups(typo, {"gpus"});
+        ADD_FAILURE() << "an unknown group was accepted";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("no group \"gpus\" (its groups: gpu, cpu)"), std::string::npos) << e.what();
+    }
+    select_groups(spec, {"cpu"});
+    ASSERT_EQ(spec.groups.size(), 1u);
+    EXPECT_EQ(spec.groups[0].name, "cpu");
+    const MatrixExpansion e = expand_matrix(spec, test_registry());
+    ASSERT_EQ(e.configurations.size(), 1u);
+    EXPECT_EQ(e.configurations[0].n, 16u);
+    EXPECT_EQ(results_context(test_registry(), spec)["matrix"]["groups"], json::array({"cpu"}));
+}
+
 // Every matrix in the repository parses and expands against this build.
 TEST(MatrixSpecTest, RepositoryMatricesAreValid) {
     const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "matrices";
