@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: name the device, verify the variants, run each matrix given, and
 # optionally an already-built peer program, writing everything into OUT_DIR.
-#   scripts/device_run.sh [--verify-args "ARGS"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]
+#   scripts/device_run.sh [--verify-args "ARGS"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]
+# A matrix given as FILE:GROUP,GROUP runs only those groups (`matrix --groups`).
 # --verify-args: arguments for `nbody-bench verify` instead of its defaults (one string, split on spaces).
 # --peer: the CUDA samples' nbody, built outside this repository (docs/peers.md); it runs before the
 #   matrices (its runs are short and a cut-off call keeps them), in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
@@ -10,7 +11,7 @@ set -uo pipefail
 # cuBLAS (cuda.*: reduction=cublas) is not bundled beside the binary: the GPU machine's toolkit has it.
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 usage() {
-  echo "usage: $0 [--verify-args \"ARGS\"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json ...]" >&2
+  echo "usage: $0 [--verify-args \"ARGS\"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]" >&2
   exit 2
 }
 verify_args=()
@@ -65,9 +66,14 @@ if [[ -n $peer ]]; then
   done
 fi
 for matrix in "$@"; do
+  groups=()
+  if [[ $matrix == *.json:* ]]; then
+    groups=(--groups "${matrix#*.json:}")
+    matrix=${matrix%%.json:*}.json
+  fi
   name=$(basename "$matrix" .json)
-  echo "== matrix $name"
-  "$bench" matrix "$matrix" --out "$out/$name.json" --progress log --overwrite 2>&1 | tail -n 40
+  echo "== matrix $name ${groups[*]}"
+  "$bench" matrix "$matrix" "${groups[@]}" --out "$out/$name.json" --progress log --overwrite 2>&1 | tail -n 40
   ((PIPESTATUS[0] == 0)) || status=1
 done
 
