@@ -6,7 +6,9 @@
 option(NBODY_ENABLE_OMP_TARGET "Build the OpenMP target-offload variants (omp_target_impl/) when GCC's nvptx offload compiler is found" ON)
 
 set(NBODY_WITH_OMP_TARGET OFF)
-set(NBODY_OMP_TARGET_FLAGS -fopenmp -foffload=nvptx-none "-foffload-options=-O3 -ffast-math -misa=sm_80 -lm")
+# One option per -foffload-options: a link driven by Kokkos' nvcc_wrapper splits an argument at its spaces.
+set(NBODY_OMP_TARGET_FLAGS -fopenmp -foffload=nvptx-none -foffload-options=-O3 -foffload-options=-ffast-math
+    -foffload-options=-misa=sm_80 -foffload-options=-lm)
 set(NBODY_OMP_TARGET_COMPILER "")
 if(NOT NBODY_ENABLE_OMP_TARGET)
   set(NBODY_MODEL_STATUS_OMP_TARGET "off: NBODY_ENABLE_OMP_TARGET=OFF")
