@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: name the device, verify the variants, run each matrix given, and
 # optionally an already-built peer program, writing everything into OUT_DIR.
-#   scripts/device_run.sh [--verify-args "ARGS"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]
+#   scripts/device_run.sh [--verify-args "ARGS" | --no-verify] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]
 # A matrix given as FILE:GROUP,GROUP runs only those groups (`matrix --groups`).
 # --verify-args: arguments for `nbody-bench verify` instead of its defaults (one string, split on spaces).
+# --no-verify: skip verify (the matrices still verify every configuration they run).
 # --peer: the CUDA samples' nbody, built outside this repository (docs/peers.md); it runs before the
 #   matrices (its runs are short and a cut-off call keeps them), in float32 and float64 at each of PEER_N (default 16384 65536 262144 1048576),
 #   PEER_REPETITIONS times (default 3), and its output goes to OUT_DIR/peer-nbody.txt.
@@ -11,15 +12,17 @@ set -uo pipefail
 # cuBLAS (cuda.*: reduction=cublas) is not bundled beside the binary: the GPU machine's toolkit has it.
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 usage() {
-  echo "usage: $0 [--verify-args \"ARGS\"] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]" >&2
+  echo "usage: $0 [--verify-args \"ARGS\" | --no-verify] [--peer NBODY] NBODY_BENCH OUT_DIR [MATRIX.json[:GROUP,...] ...]" >&2
   exit 2
 }
 verify_args=()
+verify=1
 peer=""
 while (($# > 0)); do
   case $1 in
     --verify-args) (($# >= 2)) || usage; read -r -a verify_args <<<"$2"; shift 2 ;;
     --peer) (($# >= 2)) || usage; peer=$2; shift 2 ;;
+    --no-verify) verify=0; shift ;;
     --*) usage ;;
     *) break ;;
   esac
@@ -39,9 +42,12 @@ status=0
   lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|MHz|Flags" | cut -c1-200
 } | tee "$out/device.txt"
 "$bench" list | tee "$out/list.txt"
-"$bench" verify "${verify_args[@]}" 2>&1 | tee "$out/verify.txt"
-verify_status=${PIPESTATUS[0]}
-((verify_status == 0)) || status=$verify_status
+verify_status=skipped
+if ((verify)); then
+  "$bench" verify "${verify_args[@]}" 2>&1 | tee "$out/verify.txt"
+  verify_status=${PIPESTATUS[0]}
+  ((verify_status == 0)) || status=$verify_status
+fi
 # Each run is headed by one line that plot/nbodyplot/peer.py parses:
 #   == peer-nbody precision=<fp32|fp64> n=<N> repetition=<r> iterations=<i> command: <command line>
 # The samples' -benchmark mode times `iterations` steps after one untimed step; float64 at the
