@@ -15,17 +15,21 @@ struct MultiIForce {
         const int groups = (n + Bodies - 1) / Bodies;
 #pragma omp target teams distribute parallel for simd num_teams(teams) thread_limit(threads)
         for (int g = 0; g < groups; ++g) {
+            const Real* p_axes[Dim];
+            Real* a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
             // Body b of the group is g + b * groups: consecutive lanes read consecutive bodies;
             // past the end it repeats the group's first body and stores nothing.
             Vec<Real, Dim> pi[Bodies], a[Bodies];
 #pragma GCC unroll 4
             for (int b = 0; b < Bodies; ++b) {
                 const int i = g + b * groups;
-                pi[b] = load_body<Dim>(pos, n, i < n ? i : g);
+                pi[b] = load_axes<Dim>(p_axes, i < n ? i : g);
                 a[b] = Vec<Real, Dim>{};
             }
             for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_body<Dim>(pos, n, j);
+                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
                 const Real mj = mass[j];
 #pragma GCC unroll 4
                 for (int b = 0; b < Bodies; ++b) accumulate_pull(pi[b], pj, mj, eps2, a[b], ExactInvSqrt{});
@@ -33,7 +37,7 @@ struct MultiIForce {
 #pragma GCC unroll 4
             for (int b = 0; b < Bodies; ++b) {
                 const int i = g + b * groups;
-                if (i < n) store_body<Dim>(pull, n, i, a[b]);
+                if (i < n) store_axes<Dim>(a_axes, i, a[b]);
             }
         }
     }

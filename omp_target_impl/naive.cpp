@@ -11,13 +11,17 @@ struct NaiveForce {
     void pulls(const Real* pos, const Real* mass, Real* pull, int n, Real eps2) const {
 #pragma omp target teams distribute parallel for
         for (int i = 0; i < n; ++i) {
-            const Vec<Real, Dim> pi = load_body<Dim>(pos, n, i);
+            const Real* p_axes[Dim];
+            Real* a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
             Vec<Real, Dim> a{};
             for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_body<Dim>(pos, n, j);
+                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
                 accumulate_pull(pi, pj, mass[j], eps2, a, ExactInvSqrt{});
             }
-            store_body<Dim>(pull, n, i, a);
+            store_axes<Dim>(a_axes, i, a);
         }
     }
 };

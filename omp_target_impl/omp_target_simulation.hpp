@@ -14,7 +14,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "nbody/physics.hpp"
@@ -42,18 +41,10 @@ struct Launch {
 // The tuned launch for `n` items of which one OpenMP thread takes `per_thread`.
 Launch launch_for(const TuningValues& tuning, std::size_t n, int per_thread);
 
-// Body i of an axis-major array of n bodies (base[k * n + i]) as a Vec, and back. Kernels index
-// the arrays directly: a per-lane array of axis pointers (physics.hpp's load_axes) is miscompiled
-// inside GCC 12's nvptx `simd` loops (the lanes' loads and stores go to wrong addresses).
+// Per-axis pointers into an axis-major array of n bodies (load_axes / store_axes take these).
 template <int Dim, class Real>
-inline Vec<std::remove_const_t<Real>, Dim> load_body(Real* base, int n, int i) {
-    Vec<std::remove_const_t<Real>, Dim> out;
-    for (int k = 0; k < Dim; ++k) out[k] = base[static_cast<std::ptrdiff_t>(k) * n + i];
-    return out;
-}
-template <int Dim, class Real>
-inline void store_body(Real* base, int n, int i, const Vec<Real, Dim>& value) {
-    for (int k = 0; k < Dim; ++k) base[static_cast<std::ptrdiff_t>(k) * n + i] = value[k];
+inline void axis_pointers(Real* base, int n, Real* (&axes)[Dim]) {
+    for (int k = 0; k < Dim; ++k) axes[k] = base + static_cast<std::ptrdiff_t>(k) * n;
 }
 
 template <class Real, int Dim, class Force>
@@ -143,11 +134,15 @@ private:
         const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
-            Vec<Real, Dim> p = load_body<Dim>(pos, n, i), v = load_body<Dim>(vel, n, i);
-            const Vec<Real, Dim> a = load_body<Dim>(pull, n, i);
+            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(vel, n, v_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i), v = load_axes<Dim>(v_axes, i);
+            const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
             advance_before_force(integrator, p, v, a, G, dt);
-            store_body<Dim>(pos, n, i, p);
-            store_body<Dim>(vel, n, i, v);
+            store_axes<Dim>(p_axes, i, p);
+            store_axes<Dim>(v_axes, i, v);
         }
     }
 
@@ -162,13 +157,17 @@ private:
         const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
-            Vec<Real, Dim> p = load_body<Dim>(pos, n, i);
+            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(vel, n, v_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i);
             if (integrate_first) {
-                Vec<Real, Dim> v = load_body<Dim>(vel, n, i);
-                const Vec<Real, Dim> a = load_body<Dim>(pull, n, i);
+                Vec<Real, Dim> v = load_axes<Dim>(v_axes, i);
+                const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
                 advance_after_force(integrator, p, v, a, G, dt);
-                store_body<Dim>(pos, n, i, p);
-                store_body<Dim>(vel, n, i, v);
+                store_axes<Dim>(p_axes, i, p);
+                store_axes<Dim>(v_axes, i, v);
             }
             const int cell = activity_cell(p[0], p[1], d);
             if (cell >= 0) {

@@ -13,13 +13,17 @@ struct SimdForce {
         const int teams = launch.teams, threads = launch.threads;  // a member in the clause crashes GCC 12
 #pragma omp target teams distribute parallel for simd num_teams(teams) thread_limit(threads)
         for (int i = 0; i < n; ++i) {
-            const Vec<Real, Dim> pi = load_body<Dim>(pos, n, i);
+            const Real* p_axes[Dim];
+            Real* a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
             Vec<Real, Dim> a{};
             for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_body<Dim>(pos, n, j);
+                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
                 accumulate_pull(pi, pj, mass[j], eps2, a, ExactInvSqrt{});
             }
-            store_body<Dim>(pull, n, i, a);
+            store_axes<Dim>(a_axes, i, a);
         }
     }
 };

@@ -12,12 +12,16 @@ struct SimdJForce {
         const int teams = launch.teams, threads = launch.threads;  // a member in the clause crashes GCC 12
 #pragma omp target teams distribute parallel for num_teams(teams) thread_limit(threads)
         for (int i = 0; i < n; ++i) {
-            const Vec<Real, Dim> pi = load_body<Dim>(pos, n, i);
+            const Real* p_axes[Dim];
+            Real* a_axes[Dim];
+            axis_pointers<Dim>(pos, n, p_axes);
+            axis_pointers<Dim>(pull, n, a_axes);
+            const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
             // Scalars: GCC 12 reduces scalars over simd lanes, not a Vec.
             Real ax = 0, ay = 0, az = 0;
 #pragma omp simd reduction(+ : ax, ay, az)
             for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_body<Dim>(pos, n, j);
+                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
                 Vec<Real, Dim> a{};
                 accumulate_pull(pi, pj, mass[j], eps2, a, ExactInvSqrt{});
                 ax += a[0];
@@ -28,7 +32,7 @@ struct SimdJForce {
             a[0] = ax;
             a[1] = ay;
             if constexpr (Dim == 3) a[2] = az;
-            store_body<Dim>(pull, n, i, a);
+            store_axes<Dim>(a_axes, i, a);
         }
     }
 };

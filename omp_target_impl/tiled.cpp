@@ -34,15 +34,19 @@ struct TiledForce {
                     }
 #pragma omp for simd
                     for (int i = first; i < last; ++i) {
-                        const Vec<Real, Dim> pi = load_body<Dim>(pos, n, i);
+                        const Real* p_axes[Dim];
+                        Real* a_axes[Dim];
+                        axis_pointers<Dim>(pos, n, p_axes);
+                        axis_pointers<Dim>(pull, n, a_axes);
+                        const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
                         Vec<Real, Dim> a{};
-                        if (j0 > 0) a = load_body<Dim>(pull, n, i);
+                        if (j0 > 0) a = load_axes<Dim>(a_axes, i);
                         for (int t = 0; t < tile_len; ++t) {
                             Vec<Real, Dim> pj;
                             for (int k = 0; k < Dim; ++k) pj[k] = tile[k][t];
                             accumulate_pull(pi, pj, tile[Dim][t], eps2, a, ExactInvSqrt{});
                         }
-                        store_body<Dim>(pull, n, i, a);
+                        store_axes<Dim>(a_axes, i, a);
                     }
                 }
             }
