@@ -2,7 +2,10 @@
 // workload, available exactly when libgomp finds an offload device, and without one refuses to
 // run (libgomp would otherwise run the target regions on the host). Asked explicitly for the host
 // (what CI can run), every variant computes the reference's answer on every workload, at a size
-// that is not a multiple of any team, lane group or tile, with each tuning's other values.
+// that is not a multiple of any team, lane group or tile, with each tuning's other values. With a
+// GPU present the same tests run on it (libgomp offloads whenever it finds a device), and one
+// Euler step must leave the positions exactly where they started: the bodies start at rest and
+// drift first, so any other value is device memory the kernels or copies got wrong.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -10,6 +13,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "nbody/generator.hpp"
@@ -110,6 +115,36 @@ TEST_P(OnTheHost, AgreesWithTheReference) {
     EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
     EXPECT_LT(results[0].errors.max_pos_err, c.workload.precision == Precision::fp32 ? 1e-5 : 1e-13) << c.name;
     EXPECT_EQ(results[0].errors.map_diff, 0.0) << c.name;
+}
+
+template <class Real>
+void expect_positions_unchanged(const BodiesT<Real>& initial, const BodiesT<Real>& after, const std::string& name) {
+    for (int k = 0; k < initial.dim; ++k)
+        for (std::size_t i = 0; i < initial.size(); ++i) {
+            ASSERT_EQ(initial.velocity(k)[i], Real(0)) << "the generator starts bodies at rest";
+            ASSERT_EQ(after.position(k)[i], initial.position(k)[i]) << name << ": body " << i << " axis " << k;
+        }
+}
+
+TEST_P(OnTheHost, OneEulerStepLeavesThePositionsWhereTheyStarted) {
+    const Case& c = GetParam();
+    if (c.workload.integrator != Integrator::euler) GTEST_SKIP() << "leapfrog kicks before the drift";
+    const VariantDescriptor& v = variant(c.id);
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
+    auto sim = omp_target::create_simulation(c.id, problem, Registry::resolve_tuning(v, c.tuning),
+                                             omp_target::OffloadDevice::host_fallback_allowed);
+    const HostState initial = generate_state(c.workload, kBodies, 42);
+    std::visit(
+        [&](const auto& start) {
+            using Bodies = std::decay_t<decltype(start)>;
+            sim->upload(start);
+            sim->advance(1);
+            Bodies after(start.size(), start.dim);
+            std::vector<float> map;
+            sim->download(after, map);
+            expect_positions_unchanged(start, after, c.name);
+        },
+        initial);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryRung, OnTheHost, ::testing::ValuesIn(cases()),
