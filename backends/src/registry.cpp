@@ -119,4 +119,12 @@ long tuning_int(const TuningValues& values, const std::string& name) {
     return parsed;
 }
 
+BlockDecomposition decomposition_of(const Problem& problem) {
+    return BlockDecomposition(problem.n, problem.distribution.ranks());
+}
+
+BodyBlock owned_block(const Problem& problem) {
+    return decomposition_of(problem).block(problem.distribution.rank());
+}
+
 }  // namespace nbody

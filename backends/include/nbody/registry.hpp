@@ -2,6 +2,7 @@
 // The list of variants this build contains (SPEC §4).
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,10 +46,20 @@ public:
     void set_gpu_probe(std::function<std::optional<GpuInfo>()> probe) { gpu_probe_ = std::move(probe); }
     std::optional<GpuInfo> gpu() const { return gpu_probe_ ? gpu_probe_() : std::nullopt; }
 
+    // A model that can move data between GPUs (NCCL) installs the factory of its device
+    // communicator: a collective over every rank of `host`, which also selects this rank's GPU.
+    using DeviceCommunicatorFactory = std::function<std::unique_ptr<DeviceCommunicator>(Communicator& host)>;
+    void set_device_communicator_factory(DeviceCommunicatorFactory factory) { device_communicator_factory_ = std::move(factory); }
+    // nullptr when no model installed one (no NCCL in this build).
+    const DeviceCommunicatorFactory* device_communicator_factory() const {
+        return device_communicator_factory_ ? &device_communicator_factory_ : nullptr;
+    }
+
 private:
     std::vector<VariantDescriptor> variants_;
     std::map<std::string, std::string> build_facts_;
     std::function<std::optional<GpuInfo>()> gpu_probe_;
+    DeviceCommunicatorFactory device_communicator_factory_;
 };
 
 bool glob_match(const std::string& pattern, const std::string& text);

@@ -11,20 +11,42 @@
 #include <vector>
 
 #include "nbody/bodies.hpp"
+#include "nbody/communicator.hpp"
 #include "nbody/physics.hpp"
 
 namespace nbody {
+
+// One simulation over several ranks (docs/scaling.md). The default is one process holding every
+// body, which every variant runs; only variants whose descriptor says `distributed` accept more.
+struct Distribution {
+    Communicator* host = nullptr;          // the ranks; nullptr: a single process
+    DeviceCommunicator* device = nullptr;  // GPU variants' device collectives (NCCL); nullptr: none
+    int ranks() const { return host ? host->size() : 1; }
+    int rank() const { return host ? host->rank() : 0; }
+    bool spans_ranks() const { return ranks() > 1; }
+};
 
 struct Problem {
     std::size_t n = 0;
     int d = 0;
     PhysicsConstants constants;
     Workload workload;  // dimension, precision, integrator (SPEC §2)
+    Distribution distribution;
 };
+
+// The blocks of `problem`'s bodies over its ranks, and the one this rank owns (all N without ranks).
+BlockDecomposition decomposition_of(const Problem& problem);
+BodyBlock owned_block(const Problem& problem);
 
 // One simulation of one problem by one variant, holding its state wherever the model keeps it.
 // The state crosses the interface in the problem's precision and dimension: a model implements
 // the overloads of the precisions it supports (SimulationOf below does the dispatch).
+//
+// Over several ranks (problem.distribution.spans_ranks(), docs/scaling.md) every rank uploads the
+// same whole initial state; each step a rank integrates only its owned_block(), the positions of
+// all N bodies are gathered right after the drift, and every rank computes the activity map of all
+// N. download() then hands back every position and mass and the owned block's velocities; the
+// other blocks' velocities are unspecified (the harness gathers them over the host communicator).
 class Simulation {
 public:
     virtual ~Simulation() = default;
@@ -89,6 +111,7 @@ struct VariantDescriptor {
     std::vector<TuningParameter> tunings;
     std::size_t max_n = 0;        // 0: no cap; otherwise the largest N it accepts (memory)
     bool runs_on_gpu = false;     // selects the GPU or CPU efficiency limit
+    bool distributed = false;     // runs one simulation over several ranks (Problem::distribution)
     WorkloadSupport workloads;    // default: 2d/fp32/euler only
     std::function<Availability()> availability;
     std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create;
