@@ -127,6 +127,12 @@ public:
     virtual void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) = 0;
 };
 
+// How a GPU model's ranks move device data: NCCL between GPUs (one rank per GPU, the default), or
+// through host memory over the host communicator (device -> host copy, host all-gather, host ->
+// device copy): slower, but it runs where NCCL cannot, e.g. several ranks sharing one GPU, which
+// is how the distributed GPU code is checked on a one-GPU machine (docs/scaling.md).
+enum class DeviceCollectives { nccl, host_staged };
+
 // One GPU holding every body.
 class SingleDeviceCommunicator final : public DeviceCommunicator {
 public:

@@ -46,9 +46,12 @@ public:
     void set_gpu_probe(std::function<std::optional<GpuInfo>()> probe) { gpu_probe_ = std::move(probe); }
     std::optional<GpuInfo> gpu() const { return gpu_probe_ ? gpu_probe_() : std::nullopt; }
 
-    // A model that can move data between GPUs (NCCL) installs the factory of its device
-    // communicator: a collective over every rank of `host`, which also selects this rank's GPU.
-    using DeviceCommunicatorFactory = std::function<std::unique_ptr<DeviceCommunicator>(Communicator& host)>;
+    // A model that can move data between GPUs installs the factory of its device communicator: a
+    // collective over every rank of `host`, which also selects this rank's GPU (the local rank's;
+    // with host_staged, local rank modulo the node's GPUs). Throws UsageError for a kind this build
+    // lacks (nccl without NCCL).
+    using DeviceCommunicatorFactory =
+        std::function<std::unique_ptr<DeviceCommunicator>(Communicator& host, DeviceCollectives kind)>;
     void set_device_communicator_factory(DeviceCommunicatorFactory factory) { device_communicator_factory_ = std::move(factory); }
     // nullptr when no model installed one (no NCCL in this build).
     const DeviceCommunicatorFactory* device_communicator_factory() const {
