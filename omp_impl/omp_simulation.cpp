@@ -127,11 +127,12 @@ void OmpSimulation<Real>::run_steps(int steps) {
     const bool drift_before_force = problem_.workload.integrator == Integrator::leapfrog;
 #pragma omp parallel num_threads(threads_)
     for (int s = 0; s < steps; ++s) {
-        advance_before_force_all<Dim>();
+        if (drift_before_force) advance_owned<Dim>([](auto&&... a) { advance_before_force(a...); });  // Euler: nothing
         if (spans_ranks && drift_before_force) gather_positions();
         compute_pulls(pull_);
         if (spans_ranks) {
-            advance_after_force_owned<Dim>();
+            // The map needs every rank's drift first: the integration alone, the gather, then the map.
+            advance_owned<Dim>([](auto&&... a) { advance_after_force(a...); });
             if (!drift_before_force) gather_positions();
             advance_after_force_and_map<Dim>(false);
         } else {
@@ -150,8 +151,8 @@ void OmpSimulation<Real>::gather_positions() {
 }
 
 template <class Real>
-template <int Dim>
-void OmpSimulation<Real>::advance_after_force_owned() {
+template <int Dim, class Half>
+void OmpSimulation<Real>::advance_owned(Half half) {
     const Integrator integrator = problem_.workload.integrator;
     const auto first = static_cast<std::int64_t>(owned_.first), last = first + static_cast<std::int64_t>(owned_.count);
     const Real G = static_cast<Real>(problem_.constants.G);
@@ -159,7 +160,7 @@ void OmpSimulation<Real>::advance_after_force_owned() {
     const AxisPointers<Dim> axes = axis_pointers<Dim>();
 #pragma omp for schedule(static)
     for (std::int64_t i = first; i < last; ++i)
-        advance_body(axes, i, [&](auto& pi, auto& vi, const auto& ai) { advance_after_force(integrator, pi, vi, ai, G, dt); });
+        advance_body(axes, i, [&](auto& pi, auto& vi, const auto& ai) { half(integrator, pi, vi, ai, G, dt); });
 }
 
 template <class Real>
@@ -172,20 +173,6 @@ typename OmpSimulation<Real>::template AxisPointers<Dim> OmpSimulation<Real>::ax
         out.pull[k] = pull_[k].data();
     }
     return out;
-}
-
-template <class Real>
-template <int Dim>
-void OmpSimulation<Real>::advance_before_force_all() {
-    const Integrator integrator = problem_.workload.integrator;
-    if (integrator == Integrator::euler) return;  // nothing before the force
-    const auto first = static_cast<std::int64_t>(owned_.first), last = first + static_cast<std::int64_t>(owned_.count);
-    const Real G = static_cast<Real>(problem_.constants.G);
-    const Real dt = static_cast<Real>(problem_.constants.dt);
-    const AxisPointers<Dim> axes = axis_pointers<Dim>();
-#pragma omp for schedule(static)
-    for (std::int64_t i = first; i < last; ++i)
-        advance_body(axes, i, [&](auto& pi, auto& vi, const auto& ai) { advance_before_force(integrator, pi, vi, ai, G, dt); });
 }
 
 template <class Real>

@@ -82,15 +82,13 @@ private:
     template <int Dim>
     AxisPointers<Dim> axis_pointers();
     // The loops below are called by every thread of the team.
-    // Leapfrog's opening half kick and drift on every body (Euler: nothing).
-    template <int Dim>
-    void advance_before_force_all();
+    // `half(integrator, position, velocity, pull, G, dt)` (one of physics.hpp's integrator halves) on
+    // every body of the owned block.
+    template <int Dim, class Half>
+    void advance_owned(Half half);
     // advance_after_force on every body when `integrate`, then the map of the new positions.
     template <int Dim>
     void advance_after_force_and_map(bool integrate);
-    // Over several ranks: advance_after_force on the owned block alone (the map needs the gather first).
-    template <int Dim>
-    void advance_after_force_owned();
     // Every rank's block of positions to every rank; called by every thread of the team (one
     // thread calls MPI: the library runs at MPI_THREAD_FUNNELED), barriers on both sides.
     void gather_positions();

@@ -177,32 +177,41 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
     return lines
 
 
+def figure_and_table_section(title: str, intro: str, stem, missing: str, header: list, rows: list) -> list[str]:
+    """A section of a heading, its explanation, a figure (or what is missing) and the table of its rows."""
+    lines = [f"## {title}", "", intro, ""] + figure(stem, title, missing)
+    return lines + (table(header, rows) if rows else [])
+
+
+def tuning_text(pairs) -> str:
+    return " ".join(f"{k}={v}" for k, v in pairs) or "-"
+
+
 def scaling_section(configs, stem) -> list[str]:
-    series = analysis.thread_scaling(configs)
-    lines = ["## Thread scaling", "",
-             "Configurations of one build and workload that differ only in the `threads` tuning. Speedup is "
-             "against the smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest "
-             "thread count).", ""]
-    lines += figure(stem, "Thread scaling", "No thread sweep in these results.")
-    rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d,
-             " ".join(f"{k}={v}" for k, v in s.other_tuning) or "-", t, num(time), num(speedup), num(eff)]
-            for s in series for t, time, speedup, eff in s.points]
-    return lines + (table(["device", "variant", "build", "workload", "N", "D", "other tuning", "threads",
-                           "time per step (s)", "speedup", "parallel efficiency"], rows) if rows else [])
+    rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d, tuning_text(s.other_tuning), t,
+             num(time), num(speedup), num(eff)]
+            for s in analysis.thread_scaling(configs) for t, time, speedup, eff in s.points]
+    return figure_and_table_section(
+        "Thread scaling",
+        "Configurations of one build and workload that differ only in the `threads` tuning. Speedup is against the "
+        "smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest thread count).",
+        stem, "No thread sweep in these results.",
+        ["device", "variant", "build", "workload", "N", "D", "other tuning", "threads", "time per step (s)", "speedup",
+         "parallel efficiency"], rows)
 
 
 def rank_scaling_section(configs, stem) -> list[str]:
-    series = analysis.rank_scaling(configs)
-    lines = ["## Scaling over ranks", "",
-             "One simulation over G ranks (`mpirun -np G`, one GPU or CPU set each; docs/scaling.md). Strong "
-             "scaling keeps N; weak scaling keeps N²/G (scripts/scaling_run.sh). Parallel efficiency = "
-             "interactions per second per rank (N² ÷ (G × time per step)) ÷ that of the series' smallest G.", ""]
-    lines += figure(stem, "Scaling over ranks", "No runs over several ranks in these results.")
-    rows = [[s.kind, s.device, s.variant, s.build_label, workload_text(s.workload), s.d,
-             " ".join(f"{k}={v}" for k, v in s.tuning) or "-", g, n, num(time), num(eff)]
-            for s in series for g, n, time, eff in s.points]
-    return lines + (table(["scaling", "device", "variant", "build", "workload", "D", "tuning", "ranks", "N",
-                           "time per step (s)", "parallel efficiency"], rows) if rows else [])
+    rows = [[s.kind, s.device, s.variant, s.build_label, workload_text(s.workload), s.d, tuning_text(s.tuning), g, n,
+             num(time), num(eff)]
+            for s in analysis.rank_scaling(configs) for g, n, time, eff in s.points]
+    return figure_and_table_section(
+        "Scaling over ranks",
+        "One simulation over G ranks (`mpirun -np G`, one GPU or CPU set each; docs/scaling.md). Strong scaling keeps "
+        "N; weak scaling keeps N²/G (scripts/scaling_run.sh). Parallel efficiency = interactions per second per rank "
+        "(N² ÷ (G × time per step)) ÷ that of the series' smallest G.",
+        stem, "No runs over several ranks in these results.",
+        ["scaling", "device", "variant", "build", "workload", "D", "tuning", "ranks", "N", "time per step (s)",
+         "parallel efficiency"], rows)
 
 
 def portability_section(pps: list, stems: list) -> list[str]:
