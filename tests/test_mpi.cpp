@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
+#include "results.hpp"
 #include "test_support.hpp"
 #include "verification.hpp"
 
@@ -347,6 +349,35 @@ TEST(BenchUnderMpirun, VerifyOmpSimdOverTwoRanksPassesAgainstTheReferenceAndOneR
     EXPECT_NE(f.output.find("64 checks: 64 passed, 0 failed"), std::string::npos) << f.output;
 }
 
+TEST(BenchUnderMpirun, MatrixOverTwoRanksWritesOneValidFileRecordingTheRanks) {
+    SKIP_WITHOUT_MPIRUN();
+    nbody::testing::TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "ranks", "steps": 2, "warmup_steps": 1, "repetitions": 2,
+        "verification": {"steps": 2},
+        "groups": [{"variants": ["omp.simd"], "n": [1001], "d": [10], "dim": [2, 3], "precision": ["fp64"],
+                    "integrator": ["leapfrog"], "tunings": {"threads": [1]}}]})");
+    const std::string results = dir.file("r.json");
+    const Finished f = run_with_limit(mpirun_bench(2, {"matrix", matrix, "--out", results, "--progress", "log"}), job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    ASSERT_EQ(f.exit_status, 0) << f.output;
+    std::ifstream in(results);
+    const nlohmann::json document = nlohmann::json::parse(in);
+    const auto problems = nbody::check_results(document);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    EXPECT_EQ(document["context"]["distribution"]["ranks"], 2);
+    EXPECT_EQ(document["context"]["distribution"]["hosts"].size(), 2u);
+    ASSERT_EQ(document["benchmarks"].size(), 2u * (2 + 4));  // 2 configurations: 2 repetitions + 4 aggregates each
+    for (const auto& entry : document["benchmarks"]) {
+        EXPECT_EQ(entry["ranks"], 2);
+        EXPECT_EQ(entry["verified"], true) << entry.dump();
+        EXPECT_EQ(entry["efficiency_limit_inputs"]["ranks"], 2);
+    }
+    // Rank 0 alone printed the summary.
+    const std::string summary = "2 configurations: 0 already in the file, 2 run and verified";
+    EXPECT_NE(f.output.find(summary), std::string::npos) << f.output;
+    EXPECT_EQ(f.output.find(summary), f.output.rfind(summary)) << f.output;
+}
+
 TEST(BenchUnderMpirun, ANonDistributedVariantExitsTwoNamingItAndTheDistributedOnes) {
     SKIP_WITHOUT_MPIRUN();
     const Finished f = run_with_limit(mpirun_bench(2, {"run", "--variant", "serial.reference", "-n", "100"}), fault_limit_seconds);
@@ -354,6 +385,15 @@ TEST(BenchUnderMpirun, ANonDistributedVariantExitsTwoNamingItAndTheDistributedOn
     EXPECT_EQ(f.exit_status, 2) << f.output;
     EXPECT_NE(f.output.find("serial.reference runs on one rank only"), std::string::npos) << f.output;
     EXPECT_NE(f.output.find("omp.simd"), std::string::npos) << f.output;
+    // A matrix naming one is refused before anything is written.
+    nbody::testing::TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "one", "steps": 1,
+        "groups": [{"variants": ["omp.simd", "serial.reference"], "n": [100], "d": [4]}]})");
+    const Finished m = run_with_limit(mpirun_bench(2, {"matrix", matrix, "--out", dir.file("r.json")}), fault_limit_seconds);
+    ASSERT_FALSE(m.timed_out) << m.output;
+    EXPECT_EQ(m.exit_status, 2) << m.output;
+    EXPECT_NE(m.output.find("serial.reference runs on one rank only"), std::string::npos) << m.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
 }
 
 // A run that lasts a while, so that the healthy rank is inside the step's all-gather when its peer fails.
