@@ -187,6 +187,12 @@ Distribution ProblemDistributions::of(const VariantDescriptor& variant) const {
     return distribution;
 }
 
+int rank0_value(Communicator& communicator, int value) {
+    std::int32_t shared = value;
+    communicator.broadcast(std::as_writable_bytes(std::span(&shared, 1)), 0);
+    return shared;
+}
+
 void gather_velocities(HostState& state, const Distribution& distribution) {
     if (!distribution.spans_ranks()) return;
     std::visit(

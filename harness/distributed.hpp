@@ -97,6 +97,10 @@ private:
     std::unique_ptr<DeviceCommunicator> device_;
 };
 
+// Rank 0's `value` on every rank (a collective): where each rank would decide on its own clock
+// (how many more steps to time), every rank takes rank 0's decision.
+int rank0_value(Communicator& communicator, int value);
+
 // Over several ranks download() leaves the velocities of the other ranks' blocks unspecified: the
 // velocities of every block to every rank (a collective). Nothing to do in a single process.
 void gather_velocities(HostState& state, const Distribution& distribution);

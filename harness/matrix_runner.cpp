@@ -289,7 +289,10 @@ private:
                         },
                     .on_stop = [&] { state.PauseTiming(); },
                     .progress = {},
-                    .min_timed_seconds = c.min_time_s};
+                    .min_timed_seconds = c.min_time_s,
+                    .agreed_steps = {}};
+                if (spans_ranks_)
+                    hooks.agreed_steps = [this](int more) { return rank0_value(options_.distributions->host(), more); };
                 const double per_repetition = a.estimated_seconds / c.repetitions;
                 if (per_repetition > kProgressAfterSeconds) {
                     const auto repetition_start = std::chrono::steady_clock::now();

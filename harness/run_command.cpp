@@ -108,7 +108,10 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     }
     hooks.min_timed_seconds = o.min_time;
     // The ranks start the timed steps together: rank 0's clock then times the slowest rank's steps.
-    if (problem.distribution.spans_ranks()) hooks.on_start = [&ranks] { ranks.communicator().barrier(); };
+    if (problem.distribution.spans_ranks()) {
+        hooks.on_start = [&ranks] { ranks.communicator().barrier(); };
+        hooks.agreed_steps = [&ranks](int more) { return rank0_value(ranks.communicator(), more); };
+    }
     auto simulation = variant->create(problem, tuning);
     Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
     progress.reset();

@@ -378,6 +378,18 @@ TEST(BenchUnderMpirun, MatrixOverTwoRanksWritesOneValidFileRecordingTheRanks) {
     EXPECT_EQ(f.output.find(summary), f.output.rfind(summary)) << f.output;
 }
 
+// --min-time: each rank's clock would ask for its own count of further steps; rank 0's is taken by
+// all (otherwise one rank waits in an all-gather its peers never enter).
+TEST(BenchUnderMpirun, MinTimeStepsAreAgreedByEveryRank) {
+    SKIP_WITHOUT_MPIRUN();
+    const Finished f = run_with_limit(mpirun_bench(3, {"run", "--variant", "omp.simd", "-n", "1001", "--steps", "1",
+                                                       "--min-time", "0.3", "--tuning", "threads=1"}),
+                                      job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("steps="), std::string::npos) << f.output;
+}
+
 TEST(BenchUnderMpirun, ANonDistributedVariantExitsTwoNamingItAndTheDistributedOnes) {
     SKIP_WITHOUT_MPIRUN();
     const Finished f = run_with_limit(mpirun_bench(2, {"run", "--variant", "serial.reference", "-n", "100"}), fault_limit_seconds);
