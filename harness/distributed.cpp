@@ -81,8 +81,15 @@ DistributedRun::DistributedRun(int& argc, char**& argv) {
     std::set_terminate(end_every_rank_on_terminate);
 }
 
+DistributedRun::DistributedRun() : communicator_(std::make_unique<SingleProcessCommunicator>()) {}
+
+DistributedRun& DistributedRun::single_process() {
+    static DistributedRun single;
+    return single;
+}
+
 DistributedRun::~DistributedRun() {
-    terminating_communicator = nullptr;
+    if (terminating_communicator == communicator_.get()) terminating_communicator = nullptr;
     communicator_.reset();
     mpi_.reset();  // MPI_Finalize after the last collective
 }
@@ -134,6 +141,67 @@ nlohmann::ordered_json DistributedRun::result_fields(const DeviceCommunicator* d
         fields["interconnect"] = devices->describe();
     }
     return fields;
+}
+
+DeviceCollectives parse_device_collectives(const std::string& text) {
+    if (text == "nccl") return DeviceCollectives::nccl;
+    if (text == "host-staged") return DeviceCollectives::host_staged;
+    throw UsageError("--device-collectives must be nccl or host-staged, got '" + text + "'");
+}
+
+const char* to_string(DeviceCollectives kind) { return kind == DeviceCollectives::nccl ? "nccl" : "host-staged"; }
+
+ProblemDistributions::ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind)
+    : run_(run), registry_(registry), kind_(kind) {}
+
+void ProblemDistributions::prepare(const std::vector<const VariantDescriptor*>& variants) {
+    if (!spans_ranks()) return;
+    const int ranks = run_.communicator().size();
+    bool needs_device = false;
+    for (const VariantDescriptor* v : variants) {
+        if (!v->distributed) {
+            std::string distributed;
+            for (const VariantDescriptor& d : registry_.all())
+                if (d.distributed) distributed += (distributed.empty() ? "" : ", ") + d.id;
+            throw UsageError(v->id + " runs on one rank only, started on " + std::to_string(ranks) +
+                             " ranks; the variants of this build that run over several ranks: " +
+                             (distributed.empty() ? std::string("none") : distributed) + " (see `nbody-bench list`)");
+        }
+        needs_device |= v->runs_on_gpu;
+    }
+    if (!needs_device || device_) return;
+    const Registry::DeviceCommunicatorFactory* factory = registry_.device_communicator_factory();
+    if (factory == nullptr)
+        throw UsageError("a GPU variant over " + std::to_string(ranks) +
+                         " ranks needs a device communicator, and this build has none (built without CUDA or NCCL: see "
+                         "docs/scaling.md)");
+    device_ = (*factory)(run_.communicator(), kind_);
+}
+
+Distribution ProblemDistributions::of(const VariantDescriptor& variant) const {
+    Distribution distribution{.host = &run_.communicator(), .device = nullptr};
+    if (spans_ranks() && variant.runs_on_gpu) {
+        if (!device_) throw std::logic_error("ProblemDistributions::of before prepare() of " + variant.id);
+        distribution.device = device_.get();
+    }
+    return distribution;
+}
+
+int rank0_value(Communicator& communicator, int value) {
+    std::int32_t shared = value;
+    communicator.broadcast(std::as_writable_bytes(std::span(&shared, 1)), 0);
+    return shared;
+}
+
+void gather_velocities(HostState& state, const Distribution& distribution) {
+    if (!distribution.spans_ranks()) return;
+    std::visit(
+        [&](auto& bodies) {
+            const BlockDecomposition decomposition(bodies.size(), distribution.ranks());
+            for (int axis = 0; axis < bodies.dim; ++axis)
+                distribution.host->allgather_in_place(std::span(bodies.velocity(axis)), decomposition);
+        },
+        state);
 }
 
 }  // namespace nbody

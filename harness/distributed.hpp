@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nbody/communicator.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
 
@@ -33,6 +34,8 @@ public:
     // each run alone and overwrite each other's results.
     DistributedRun(int& argc, char**& argv);
     ~DistributedRun();
+    // The single process, for commands driven without main's DistributedRun (tests): never MPI.
+    static DistributedRun& single_process();
     DistributedRun(const DistributedRun&) = delete;
     DistributedRun& operator=(const DistributedRun&) = delete;
 
@@ -54,10 +57,53 @@ public:
     nlohmann::ordered_json result_fields(const DeviceCommunicator* devices);
 
 private:
+    DistributedRun();  // single_process()
     struct MpiState;
     std::unique_ptr<MpiState> mpi_;
     std::unique_ptr<Communicator> communicator_;
 };
+
+// --device-collectives: "nccl" or "host-staged"; UsageError naming the option otherwise.
+DeviceCollectives parse_device_collectives(const std::string& text);
+const char* to_string(DeviceCollectives kind);
+
+// The distributions a command gives the problems it builds: every rank builds the same Problem,
+// with `distribution.host` the run's communicator and, for a distributed GPU variant over several
+// ranks, `distribution.device` the model's device communicator (one per process, created once).
+class ProblemDistributions {
+public:
+    ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind);
+    ProblemDistributions(const ProblemDistributions&) = delete;
+    ProblemDistributions& operator=(const ProblemDistributions&) = delete;
+
+    // Checks that every variant can run over this run's ranks and creates the device communicator
+    // when one of them needs it (a collective: every rank calls it with the same variants).
+    // UsageError (exit 2) over several ranks for a variant that is not distributed (naming the
+    // distributed ones), or a distributed GPU variant in a build without a device communicator.
+    void prepare(const std::vector<const VariantDescriptor*>& variants);
+    // The distribution of a problem of `variant` (prepared).
+    Distribution of(const VariantDescriptor& variant) const;
+    bool spans_ranks() const { return run_.distributed(); }
+    bool writes_output() const { return run_.writes_output(); }
+    Communicator& host() { return run_.communicator(); }
+    DistributedRun& run() { return run_; }
+    // DistributedRun::result_fields with this run's device communicator (a collective).
+    nlohmann::ordered_json result_fields() { return run_.result_fields(device_.get()); }
+
+private:
+    DistributedRun& run_;
+    const Registry& registry_;
+    DeviceCollectives kind_;
+    std::unique_ptr<DeviceCommunicator> device_;
+};
+
+// Rank 0's `value` on every rank (a collective): where each rank would decide on its own clock
+// (how many more steps to time), every rank takes rank 0's decision.
+int rank0_value(Communicator& communicator, int value);
+
+// Over several ranks download() leaves the velocities of the other ranks' blocks unspecified: the
+// velocities of every block to every rank (a collective). Nothing to do in a single process.
+void gather_velocities(HostState& state, const Distribution& distribution);
 
 // Every rank's `text` (truncated to 255 bytes), in rank order, through the host all-gather.
 std::vector<std::string> allgather_strings(Communicator& communicator, std::string_view text);

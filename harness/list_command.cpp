@@ -1,5 +1,5 @@
-// `nbody-bench list`: every variant of this build, whether it can run here and why not, the workloads
-// it runs (SPEC §2), its tunings.
+// `nbody-bench list`: every variant of this build, whether it can run here and why not, whether it
+// runs over several ranks, the workloads it runs (SPEC §2), its tunings.
 #include <fmt/format.h>
 
 #include <memory>
@@ -27,13 +27,15 @@ void add_list_command(CLI::App& app, int& exit_status) {
     cmd->add_option("--variants", *pattern, "comma-separated glob patterns of variant ids")->capture_default_str();
     cmd->callback([pattern, &exit_status] {
         const auto variants = builtin_registry().match(*pattern);
-        fmt::print("{:<34} {:<10} {:<36} {:<44} {}\n", "variant", "available", "workloads", "description",
+        // ranks: "several" when the variant runs one simulation over the ranks of mpirun (docs/scaling.md).
+        fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", "variant", "available", "ranks", "workloads", "description",
                    "tunings (default [allowed])");
         for (const auto* v : variants) {
             const Availability a = v->availability();
             std::string tunings;
             for (const auto& t : v->tunings) tunings += (tunings.empty() ? "" : "  ") + describe_tuning(t);
-            fmt::print("{:<34} {:<10} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no", v->workloads.describe(),
+            fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no",
+                       v->distributed ? "several" : "one", v->workloads.describe(),
                        v->description, tunings.empty() ? "-" : tunings);
             if (!a.available) fmt::print("{:<34} {:<10} reason: {}\n", "", "", a.reason);
         }

@@ -2,32 +2,53 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "nbody/errors.hpp"
 
 int main(int argc, char** argv) {
+    // Under mpirun every rank runs this same command line (docs/scaling.md).
+    std::unique_ptr<nbody::DistributedRun> ranks;
+    try {
+        ranks = std::make_unique<nbody::DistributedRun>(argc, argv);
+    } catch (const nbody::UsageError& e) {
+        std::fprintf(stderr, "nbody-bench: %s\n", e.what());
+        return 2;
+    }
+    // Rank 0 alone prints results; the other ranks' stdout would repeat it. Their stderr stays:
+    // a failure there is reported by the rank that saw it.
+    if (!ranks->writes_output() && std::freopen("/dev/null", "w", stdout) == nullptr) {
+        std::fprintf(stderr, "nbody-bench: rank %d could not silence its stdout\n", ranks->communicator().rank());
+        return 1;
+    }
+    // A failure on one rank ends every rank (DistributedRun::fail): its peers may be waiting in a
+    // collective for it. In a single process: the message and the status.
+    const auto failed = [&](int exit_status, const std::string& message) {
+        if (ranks->distributed()) ranks->fail(exit_status, "nbody-bench: " + message);
+        std::fprintf(stderr, "nbody-bench: %s\n", message.c_str());
+        return exit_status;
+    };
+
     CLI::App app{"nbody-bench: the N-body + activity-map benchmark suite (2D/3D, fp32/fp64, Euler/leapfrog; CUDA, Kokkos, OpenMP, serial)"};
     app.require_subcommand(1);
     int exit_status = 0;
     nbody::add_list_command(app, exit_status);
-    nbody::add_run_command(app, exit_status);
-    nbody::add_verify_command(app, exit_status);
-    nbody::add_matrix_command(app, exit_status);
+    nbody::add_run_command(app, exit_status, *ranks);
+    nbody::add_verify_command(app, exit_status, *ranks);
+    nbody::add_matrix_command(app, exit_status, *ranks);
     nbody::add_check_results_command(app, exit_status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
-        std::fprintf(stderr, "nbody-bench: %s (see --help)\n", e.what());
-        return 2;
+        return failed(2, std::string(e.what()) + " (see --help)");
     } catch (const nbody::UsageError& e) {
-        std::fprintf(stderr, "nbody-bench: %s\n", e.what());
-        return 2;
+        return failed(2, e.what());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "nbody-bench: failed: %s\n", e.what());
-        return 1;
+        return failed(1, std::string("failed: ") + e.what());
     }
     return exit_status;
 }

@@ -28,6 +28,7 @@ struct MatrixOptions {
     bool include_unavailable = false;
     std::vector<std::string> groups;
     CostOptions cost;
+    DistributionOptions distribution;
 };
 
 // What a run would do: the configurations in order, what is skipped, and the estimated time of each
@@ -56,13 +57,15 @@ int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimit
     return 0;
 }
 
-int run_matrix_command(MatrixOptions& o) {
+int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
     MatrixSpec spec = load_matrix(o.matrix_path);
     if (!o.groups.empty()) select_groups(spec, o.groups);
     if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     o.run.limits = o.cost.limits();
     o.run.stop_on_signals = true;
+    ProblemDistributions distributions(ranks, builtin_registry(), o.distribution.device_collectives);
+    o.run.distributions = &distributions;
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
     fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
                s.already_done, s.finished, s.failed, o.run.out_path);
@@ -77,7 +80,10 @@ int run_matrix_command(MatrixOptions& o) {
                    o.run.out_path, o.matrix_path, o.run.out_path);
         return 128 + s.interrupted_by;
     }
-    return s.failed == 0 ? 0 : 1;
+    // Rank 0 verified and recorded: every rank exits with its verdict.
+    std::int32_t failed[] = {ranks.writes_output() ? static_cast<std::int32_t>(s.failed) : 0};
+    ranks.communicator().allreduce_sum(std::span<std::int32_t>(failed));
+    return failed[0] == 0 ? 0 : 1;
 }
 
 // A file that breaks the schema or its consistency rules is malformed input: exit 2, every problem
@@ -97,7 +103,7 @@ int check_results_command(const std::string& path) {
 
 }  // namespace
 
-void add_matrix_command(CLI::App& app, int& exit_status) {
+void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     auto o = std::make_shared<MatrixOptions>();
     auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
     cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
@@ -111,15 +117,16 @@ void add_matrix_command(CLI::App& app, int& exit_status) {
     cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
     cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
     o->cost.add_to(*cmd);
+    o->distribution.add_to(*cmd);
     cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "line", "log"}));
-    cmd->callback([o, out, &exit_status] {
+    cmd->callback([o, out, &exit_status, &ranks] {
         if (!o->dry_run && out->count() == 0) throw UsageError("matrix: --out RESULTS.json is required");
         if (o->include_unavailable && !o->dry_run) throw UsageError("--include-unavailable needs --dry-run");
         if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
         if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
-        exit_status = run_matrix_command(*o);
+        exit_status = run_matrix_command(*o, ranks);
     });
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -86,11 +87,21 @@ struct Attempt {
 class MatrixRunner {
 public:
     MatrixRunner(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options)
-        : registry_(registry), spec_(spec), options_(options), log_(options.log ? *options.log : std::cout) {}
+        : registry_(registry),
+          spec_(spec),
+          options_(options),
+          spans_ranks_(options.distributions != nullptr && options.distributions->spans_ranks()),
+          writes_(options.distributions == nullptr || options.distributions->writes_output()),
+          log_(!writes_ ? silent_ : options.log ? *options.log : std::cout) {}
 
     MatrixRunSummary run() {
         MatrixExpansion plan = expand_matrix(spec_, registry_);
         summary_.planned = plan.configurations.size();
+        if (options_.distributions != nullptr) {
+            std::vector<const VariantDescriptor*> variants;
+            for (const Configuration& c : plan.configurations) variants.push_back(c.variant);
+            options_.distributions->prepare(variants);
+        }
         open_document();
         std::vector<std::size_t> todo;
         std::vector<Configuration> todo_configurations;
@@ -116,6 +127,8 @@ public:
             refuse_costly(fmt::format("matrix {}", spec_.name),
                           fmt::format("{} of {} configurations above the limits ({})", over.size(), todo.size(), listed));
         }
+        // Every rank has read the file (--resume) before rank 0 first rewrites it.
+        if (spans_ranks_) options_.distributions->host().barrier();
         write_document();  // a valid file from the start: a kill before the first result leaves it empty, not absent
 
         std::vector<double> work;
@@ -126,7 +139,7 @@ public:
             work.push_back(nn * (c.repetitions * (c.warmup_steps + c.steps) + c.verify_steps));
             on_gpu.push_back(c.variant->runs_on_gpu);
         }
-        progress_.emplace(log_, options_.interactive, work, on_gpu);
+        progress_.emplace(log_, options_.interactive && writes_, work, on_gpu);
         for (const auto& note : plan.notes) progress_->note("note: " + note);
         progress_->note(fmt::format("matrix {}: {} configurations, {} already in {}, {} to run (estimated {})", spec_.name,
                                     summary_.planned, summary_.already_done, options_.out_path, todo.size(),
@@ -192,21 +205,57 @@ private:
             }
             document_["benchmarks"] = kept;
             document_["context"]["resumed"].push_back(iso8601_now());
+            if (document_["context"].value("distribution", nlohmann::json::object()).value("ranks", 1) != ranks())
+                throw UsageError(fmt::format("{}: cannot resume: it was run over {} ranks, this run has {}", path,
+                                             document_["context"].value("distribution", nlohmann::json::object()).value("ranks", 1),
+                                             ranks()));
         } else {
+            // Rank 0 alone creates the file; the others would find it.
+            if (!writes_) {
+                document_ = {{"context", results_context(registry_, spec_)}, {"benchmarks", ordered_json::array()}};
+                add_distribution_fields();
+                return;
+            }
             if (fs::exists(path) && !options_.overwrite)
                 throw UsageError(path + " exists: pass --resume to continue it or --overwrite to replace it");
             document_ = {{"context", results_context(registry_, spec_)}, {"benchmarks", ordered_json::array()}};
+            add_distribution_fields();
             const fs::path parent = fs::path(path).parent_path();
             if (!parent.empty()) fs::create_directories(parent);
         }
     }
 
-    void write_document() { write_file_atomically(options_.out_path, document_.dump(1) + "\n"); }
+    int ranks() const { return spans_ranks_ ? options_.distributions->host().size() : 1; }
+
+    // The ranks, nodes, GPUs and interconnect of this run (a collective: every rank calls it).
+    void add_distribution_fields() {
+        document_["context"]["distribution"] =
+            options_.distributions != nullptr ? options_.distributions->result_fields()
+                                              : DistributedRun::single_process().result_fields(nullptr);
+    }
+
+    void write_document() {
+        if (writes_) write_file_atomically(options_.out_path, document_.dump(1) + "\n");
+    }
+
+    // Over several ranks a failure ends every rank: the peers may wait for this one in a collective.
+    void end_ranks_on_failure(const Configuration& c, const std::string& what) {
+        if (spans_ranks_) options_.distributions->run().fail(1, fmt::format("matrix configuration {}: {}", c.name, what));
+    }
+
+    // A stop signal seen by any rank stops every rank at the same repetition.
+    int agreed_interrupt_signal() {
+        const int signal = interrupt_signal();
+        if (!spans_ranks_) return signal;
+        std::int32_t seen[] = {signal};
+        options_.distributions->host().allreduce_sum(std::span<std::int32_t>(seen));
+        return seen[0] != 0 ? (signal != 0 ? signal : SIGTERM) : 0;
+    }
 
     // Google Benchmark calls this once per repetition of configuration `slot`.
     void repetition(std::size_t slot, benchmark::State& state) {
         Attempt& a = attempts_[slot];
-        if (options_.stop_on_signals && interrupt_signal() != 0) {
+        if (options_.stop_on_signals && agreed_interrupt_signal() != 0) {
             // Stop: what finished is written (the previous configuration, when this one had not
             // begun); this configuration, begun or not, is left for --resume.
             if (current_ != slot) finish_current();
@@ -232,10 +281,18 @@ private:
             for (auto _ : state) {
                 state.PauseTiming();  // Google Benchmark's CPU clock runs for the timed steps only
                 TimedPhaseHooks hooks{
-                    .on_start = [&] { state.ResumeTiming(); },
+                    .on_start =
+                        [&] {
+                            // The ranks start together: rank 0's clock times the slowest rank's steps.
+                            if (spans_ranks_) options_.distributions->host().barrier();
+                            state.ResumeTiming();
+                        },
                     .on_stop = [&] { state.PauseTiming(); },
                     .progress = {},
-                    .min_timed_seconds = c.min_time_s};
+                    .min_timed_seconds = c.min_time_s,
+                    .agreed_steps = {}};
+                if (spans_ranks_)
+                    hooks.agreed_steps = [this](int more) { return rank0_value(options_.distributions->host(), more); };
                 const double per_repetition = a.estimated_seconds / c.repetitions;
                 if (per_repetition > kProgressAfterSeconds) {
                     const auto repetition_start = std::chrono::steady_clock::now();
@@ -263,6 +320,7 @@ private:
             }
         } catch (const std::exception& e) {
             a.error = e.what();
+            end_ranks_on_failure(c, a.error);
             state.SkipWithError(a.error.c_str());
         }
         if (a.repetitions_done == c.repetitions) a.simulation.reset();  // free device memory early
@@ -284,19 +342,32 @@ private:
                 a.limit_inputs = limit_inputs_json(inputs);
             }
             if (!std::isfinite(a.limit)) a.limit = 0;  // unknown, like a missing input
+            // Over several ranks the limit is that of every rank's device (or cores) together.
+            if (ranks() > 1) {
+                a.limit *= ranks();
+                if (a.limit_inputs.is_object()) a.limit_inputs["ranks"] = ranks();
+                if (a.cores) *a.cores *= ranks();
+            }
             a.initial = generate_state(c.workload, c.n, spec_.seed);
-            const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants, .workload = c.workload};
+            const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants, .workload = c.workload,
+                                  .distribution = options_.distributions ? options_.distributions->of(*c.variant) : Distribution{}};
             a.simulation = c.variant->create(problem, c.tuning);
-            // One reference per initial state, integrator and step count: never shared across workloads.
-            auto& reference = references_[ReferenceKey{c.n, c.verify_steps, c.workload, spec_.seed}];
-            if (!reference)
-                reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, c.workload.integrator,
-                                                                std::vector<int>{c.verify_steps}, spec_.verification);
-            a.check = verify_simulation(*a.simulation, a.initial, *reference, c.d,
-                                        spec_.verification.thresholds_for(c.workload.precision))
-                          .back();
+            const std::vector<int> steps = ReferenceSolution::checked_steps(c.n, {c.verify_steps}, spec_.verification);
+            const auto snapshots = snapshots_at(*a.simulation, a.initial, steps, problem.distribution);
+            // Rank 0 alone holds the reference and checks (it writes the entries).
+            if (writes_) {
+                // One reference per initial state, integrator and step count: never shared across workloads.
+                auto& reference = references_[ReferenceKey{c.n, c.verify_steps, c.workload, spec_.seed}];
+                if (!reference)
+                    reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, c.workload.integrator,
+                                                                    std::vector<int>{c.verify_steps}, spec_.verification);
+                const Snapshot& last = snapshots.back();
+                a.check = reference->check(last.steps, last.state, last.map, c.d,
+                                           spec_.verification.thresholds_for(c.workload.precision));
+            }
         } catch (const std::exception& e) {
             a.error = e.what();
+            end_ranks_on_failure(c, a.error);
             a.simulation.reset();
         }
     }
@@ -317,6 +388,7 @@ private:
         e["steps"] = c.steps;
         e["warmup_steps"] = c.warmup_steps;
         if (c.min_time_s > 0) e["min_time_s"] = c.min_time_s;
+        e["ranks"] = ranks();
         return e;
     }
 
@@ -432,6 +504,9 @@ private:
     const Registry& registry_;
     const MatrixSpec& spec_;
     const MatrixRunOptions& options_;
+    bool spans_ranks_;
+    bool writes_;          // rank 0 (or the single process): the file and the progress
+    std::ostream silent_{nullptr};  // the other ranks' progress goes nowhere
     std::ostream& log_;
     ordered_json document_;
     std::set<std::string> done_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed.hpp"
 #include "estimate.hpp"
 #include "matrix.hpp"
 #include "nbody/registry.hpp"
@@ -25,6 +26,10 @@ struct MatrixRunOptions {
     // Stop after the repetition in progress once SIGINT or SIGTERM arrives (interrupt.hpp), writing
     // every finished configuration; the one in progress is left for --resume.
     bool stop_on_signals = false;
+    // The ranks every configuration runs over (docs/scaling.md); nullptr: this process alone.
+    // Over several ranks every variant must be distributed, rank 0 alone writes the file and the
+    // progress, and a failing configuration ends the run on every rank (--resume continues it).
+    ProblemDistributions* distributions = nullptr;
 };
 
 struct MatrixRunSummary {

@@ -55,8 +55,13 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     advance_reporting(simulation, steps, hooks.progress, warmup, total, true);
     simulation.synchronize();
     // Too short a phase: more steps at the rate measured so far, until it lasts long enough.
-    for (double elapsed = seconds_since(start); elapsed < hooks.min_timed_seconds; elapsed = seconds_since(start)) {
-        const int more = steps_for_min_time(1, elapsed / steps, 1.1 * hooks.min_timed_seconds - elapsed);
+    while (hooks.min_timed_seconds > 0) {
+        const double elapsed = seconds_since(start);
+        int more = elapsed < hooks.min_timed_seconds
+                       ? steps_for_min_time(1, elapsed / steps, 1.1 * hooks.min_timed_seconds - elapsed)
+                       : 0;
+        if (hooks.agreed_steps) more = hooks.agreed_steps(more);
+        if (more == 0) break;
         simulation.advance(more);
         simulation.synchronize();
         steps += more;

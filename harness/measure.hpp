@@ -36,6 +36,9 @@ struct TimedPhaseHooks {
     // When > 0, the timed phase goes on with more steps (at the rate measured so far) until it lasts
     // this long: at small N one launch and a few synchronisations then stay a small fraction of it.
     double min_timed_seconds = 0.0;
+    // Over several ranks every rank must take the same steps: given this rank's count of further
+    // steps (0: the phase is long enough), returns the count every rank takes (rank 0's).
+    std::function<int(int)> agreed_steps;
 };
 
 // Advances `steps` steps: at once without a hook, otherwise in chunks reported to the hook with

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "distributed.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 
@@ -84,6 +85,15 @@ void CostOptions::add_to(CLI::App& app) {
     app.add_option("--time-limit", time_limit_s, "longest estimated time of one run, in seconds, before refusing it")
         ->capture_default_str()
         ->check(positive_finite());
+}
+
+void DistributionOptions::add_to(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--device-collectives",
+           [this](const std::string& text) { device_collectives = parse_device_collectives(text); },
+           "under mpirun, how a GPU variant's ranks exchange positions: nccl (one rank per GPU, default) or "
+           "host-staged (through host memory and MPI; several ranks may share a GPU)")
+        ->check(accepted_by([](const std::string& text) { parse_device_collectives(text); }, "nccl|host-staged"));
 }
 
 void refuse_costly(const std::string& what, const std::string& why) {

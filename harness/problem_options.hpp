@@ -39,6 +39,12 @@ struct CostOptions {
     CostLimits limits() const { return machine_limits(time_limit_s, allow_long); }
 };
 
+// --device-collectives (run, verify, matrix): how a distributed GPU variant's ranks move device data.
+struct DistributionOptions {
+    DeviceCollectives device_collectives = DeviceCollectives::nccl;
+    void add_to(CLI::App& app);
+};
+
 // The refusal of a run whose estimate exceeds the limits: a UsageError (exit 2) that says what,
 // why, and the flag that allows it.
 [[noreturn]] void refuse_costly(const std::string& what, const std::string& why);

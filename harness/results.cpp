@@ -211,7 +211,7 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
                                                flops_per_interaction(workload)));
             const bool cpu = inputs.contains("cores");
             if (cpu != (b["device"] == "cpu")) problems.push_back(where + ": efficiency_limit_inputs are not those of its device");
-            const double limit = cpu ? cpu_interaction_limit({.cores = inputs["cores"],
+            const double one_rank_limit = cpu ? cpu_interaction_limit({.cores = inputs["cores"],
                                                               .clock_hz = inputs["clock_hz"],
                                                               .simd_lanes = inputs["simd_lanes"],
                                                               .fma_pipes = inputs["fma_pipes"],
@@ -221,6 +221,7 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
                                                               .lanes_per_sm = inputs["lanes_per_sm"],
                                                               .lanes_source = inputs["lanes_source"],
                                                               .instructions_per_interaction = inputs["instructions_per_interaction"]});
+            const double limit = one_rank_limit * inputs.value("ranks", 1);  // several ranks: all their devices
             const bool limit_known = limit > 0 && std::isfinite(limit);
             if (limit_known != !b["efficiency_limit"].is_null() ||
                 (limit_known && !close(limit, b["efficiency_limit"].get<double>())))

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "estimate.hpp"
 #include "measure.hpp"
 #include "nbody/errors.hpp"
@@ -30,6 +31,7 @@ struct RunOptions {
     std::string state_out, map_out;
     ProblemOptions problem;
     CostOptions cost;
+    DistributionOptions distribution;
 };
 
 // The first body whose position or velocity is not finite, as "body I: NAME = VALUE"; "" when none.
@@ -66,7 +68,7 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
     return cost;
 }
 
-void run(const RunOptions& o) {
+void run(const RunOptions& o, DistributedRun& ranks) {
     const VariantDescriptor* variant = builtin_registry().find(o.variant);
     if (variant == nullptr)
         throw UsageError("unknown variant '" + o.variant + "' (see `nbody-bench list`)");
@@ -90,8 +92,12 @@ void run(const RunOptions& o) {
     if (variant->max_n != 0 && problem.n > variant->max_n)
         throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, problem.n));
     if (!cost) cost = checked_cost(*variant, tuning, o, problem.n);
+    // Every rank builds this same problem; each integrates its block (docs/scaling.md).
+    ProblemDistributions distributions(ranks, builtin_registry(), o.distribution.device_collectives);
+    distributions.prepare({variant});
+    problem.distribution = distributions.of(*variant);
 
-    const bool long_run = cost->seconds > kProgressAfterSeconds;
+    const bool long_run = cost->seconds > kProgressAfterSeconds && ranks.writes_output();
     std::optional<StepProgress> progress;
     TimedPhaseHooks hooks;
     if (long_run) {
@@ -101,9 +107,15 @@ void run(const RunOptions& o) {
         hooks.progress.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
     }
     hooks.min_timed_seconds = o.min_time;
+    // The ranks start the timed steps together: rank 0's clock then times the slowest rank's steps.
+    if (problem.distribution.spans_ranks()) {
+        hooks.on_start = [&ranks] { ranks.communicator().barrier(); };
+        hooks.agreed_steps = [&ranks](int more) { return rank0_value(ranks.communicator(), more); };
+    }
     auto simulation = variant->create(problem, tuning);
-    const Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
+    Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
     progress.reset();
+    gather_velocities(m.final_state, problem.distribution);
 
     std::string tuning_text;
     for (const auto& [name, value] : tuning) tuning_text += fmt::format("{}{}={}", tuning_text.empty() ? "" : " ", name, value);
@@ -112,6 +124,7 @@ void run(const RunOptions& o) {
     fmt::print("workload         {}\n", to_string(problem.workload));
     fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
                m.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
+    fmt::print("ranks            {} ({})\n", problem.distribution.ranks(), ranks.communicator().describe());
     fmt::print("upload           {:.6e} s\n", m.upload_s);
     fmt::print("time per step    {:.6e} s ({:.3f} us over {:.3e} s timed)\n", m.time_per_step_s, m.time_per_step_s * 1e6,
                m.time_per_step_s * m.steps);
@@ -123,6 +136,7 @@ void run(const RunOptions& o) {
     if (const std::string bad = std::visit([](const auto& b) { return first_non_finite(b); }, m.final_state); !bad.empty())
         throw std::runtime_error(fmt::format("the state is not finite after {} steps ({}): nothing written", m.steps, bad));
 
+    if (!ranks.writes_output()) return;  // rank 0 writes the files
     if (!o.state_out.empty()) {
         write_state_csv(o.state_out, m.final_state,
                         fmt::format("nbody {} state after {} steps of {} (N={}, D={})", to_string(problem.workload), m.steps,
@@ -137,7 +151,7 @@ void run(const RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, int& exit_status) {
+void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     auto o = std::make_shared<RunOptions>();
     auto* cmd = app.add_subcommand("run", "Run one variant on one problem and print its timings");
     cmd->add_option("--variant", o->variant, "variant id (see `list`)")->required();
@@ -155,10 +169,11 @@ void add_run_command(CLI::App& app, int& exit_status) {
     o->problem.add_constants_to(*cmd);
     o->problem.add_tuning_to(*cmd);
     o->cost.add_to(*cmd);
+    o->distribution.add_to(*cmd);
     cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)");
     cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
-    cmd->callback([o, &exit_status] {
-        run(*o);
+    cmd->callback([o, &exit_status, &ranks] {
+        run(*o, ranks);
         exit_status = 0;
     });
 }

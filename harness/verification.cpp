@@ -1,5 +1,7 @@
 #include "verification.hpp"
 
+#include "distributed.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -244,9 +246,7 @@ ReferenceSolution::ReferenceSolution(const HostState& initial, const PhysicsCons
                                      const std::function<void(int, int)>& on_step)
     : precision_(state_precision(initial)), dim_(state_dim(initial)), n_(state_size(initial)) {
     if (steps.empty()) throw std::logic_error("verification needs at least one step count");
-    std::sort(steps.begin(), steps.end());
-    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    steps_ = std::move(steps);
+    steps_ = checked_steps(n_, std::move(steps), settings);
     std::visit([&](const auto& bodies) { compute(bodies, constants, integrator, settings, on_step); }, initial);
 }
 
@@ -274,7 +274,6 @@ void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConst
         return;
     }
     kind_ = CheckKind::sampled;
-    steps_ = {1};
     sample_ = sample_bodies(n_, settings.sample_bodies);
     const T G = static_cast<T>(constants.G), dt = static_cast<T>(constants.dt);
     std::vector<std::vector<T>> pull;
@@ -297,43 +296,53 @@ void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConst
     states_.emplace(1, Truth::converted_from(state));
 }
 
-CheckResult ReferenceSolution::check(int steps, const HostState& got_state, const std::vector<float>& map, int d,
-                                     const Thresholds& limits) const {
-    const auto it = states_.find(steps);
-    if (it == states_.end()) throw std::logic_error(fmt::format("no reference after {} steps", steps));
-    if (state_size(got_state) != n_)
-        throw std::runtime_error(fmt::format("variant returned {} bodies, expected {}", state_size(got_state), n_));
-    if (state_precision(got_state) != precision_ || state_dim(got_state) != dim_)
-        throw std::logic_error("variant returned a state of another workload than the reference's");
-    const Truth& truth = it->second;
+namespace {
+
+// The truth a state is held to: every position, and the velocities of every body (`sample` null)
+// or of the sampled bodies.
+struct TruthView {
+    const BodiesT<long double>& state;
+    const std::vector<std::size_t>* sample = nullptr;
+    const std::vector<std::vector<long double>>* sample_velocity = nullptr;  // [axis][k]
+};
+
+CheckResult check_against(int steps, CheckKind kind, const TruthView& truth_view, const HostState& got_state,
+                          const std::vector<float>& map, int d, const Thresholds& limits) {
+    const BodiesT<long double>& truth = truth_view.state;
+    const std::size_t n = truth.size();
+    const int dim = truth.dim;
+    if (state_size(got_state) != n)
+        throw std::runtime_error(fmt::format("variant returned {} bodies, expected {}", state_size(got_state), n));
+    if (state_dim(got_state) != dim) throw std::logic_error("variant returned a state of another workload than the reference's");
 
     CheckResult result;
     result.steps = steps;
-    result.kind = kind_;
+    result.kind = kind;
     ErrorMetrics& e = result.errors;
     std::visit(
         [&](const auto& got) {
             using Real = typename std::decay_t<decltype(got)>::real_type;
             double sum_sq = 0;
-            for (int axis = 0; axis < dim_; ++axis) {
+            for (int axis = 0; axis < dim; ++axis) {
                 const auto& p = got.position(axis);
                 const auto& q = truth.position(axis);
-                for (std::size_t i = 0; i < n_; ++i) {
+                for (std::size_t i = 0; i < n; ++i) {
                     const double error = static_cast<double>(static_cast<long double>(p[i]) - q[i]);
                     raise_to(e.max_pos_err, std::abs(error));
                     sum_sq += error * error;
                 }
             }
-            e.rms_pos_err = std::sqrt(sum_sq / static_cast<double>(static_cast<std::size_t>(dim_) * n_));
-            for (int axis = 0; axis < dim_; ++axis) {
+            e.rms_pos_err = std::sqrt(sum_sq / static_cast<double>(static_cast<std::size_t>(dim) * n));
+            for (int axis = 0; axis < dim; ++axis) {
                 const auto& v = got.velocity(axis);
-                if (kind_ == CheckKind::full) {
-                    for (std::size_t i = 0; i < n_; ++i)
+                if (truth_view.sample == nullptr) {
+                    for (std::size_t i = 0; i < n; ++i)
                         raise_to(e.max_vel_err, std::abs(static_cast<double>(v[i] - truth.velocity(axis)[i])));
                 } else {
-                    for (std::size_t k = 0; k < sample_.size(); ++k)
+                    const auto& sample = *truth_view.sample;
+                    for (std::size_t k = 0; k < sample.size(); ++k)
                         raise_to(e.max_vel_err,
-                                 std::abs(static_cast<double>(v[sample_[k]] - sample_velocity_[axis][k])));
+                                 std::abs(static_cast<double>(v[sample[k]] - (*truth_view.sample_velocity)[axis][k])));
                 }
             }
             check_map_counts<Real>(map, truth, d, e.max_pos_err, e);
@@ -361,21 +370,55 @@ CheckResult ReferenceSolution::check(int steps, const HostState& got_state, cons
     return result;
 }
 
-std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
-                                           const ReferenceSolution& reference, int d, const Thresholds& limits,
-                                           const StepProgressHook& progress) {
-    std::vector<CheckResult> results;
+}  // namespace
+
+CheckResult ReferenceSolution::check(int steps, const HostState& got_state, const std::vector<float>& map, int d,
+                                     const Thresholds& limits) const {
+    const auto it = states_.find(steps);
+    if (it == states_.end()) throw std::logic_error(fmt::format("no reference after {} steps", steps));
+    if (state_precision(got_state) != precision_ || state_dim(got_state) != dim_)
+        throw std::logic_error("variant returned a state of another workload than the reference's");
+    const TruthView truth = kind_ == CheckKind::full ? TruthView{it->second} : TruthView{it->second, &sample_, &sample_velocity_};
+    return check_against(steps, kind_, truth, got_state, map, d, limits);
+}
+
+std::vector<int> ReferenceSolution::checked_steps(std::size_t n, std::vector<int> steps, const VerificationSettings& settings) {
+    if (n > settings.full_reference_max_n) return {1};
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    return steps;
+}
+
+CheckResult compare_states(int steps, const HostState& got, const std::vector<float>& map, const HostState& expected, int d,
+                           const Thresholds& limits) {
+    if (state_precision(got) != state_precision(expected))
+        throw std::logic_error("compare_states: states of different precisions");
+    const auto truth = std::visit([](const auto& b) { return BodiesT<long double>::converted_from(b); }, expected);
+    return check_against(steps, CheckKind::full, TruthView{truth}, got, map, d, limits);
+}
+
+std::vector<Snapshot> snapshots_at(Simulation& simulation, const HostState& initial, const std::vector<int>& steps,
+                                   const Distribution& distribution, const StepProgressHook& progress) {
+    std::vector<Snapshot> snapshots;
     simulation.upload(initial);
-    HostState state = empty_state({state_dim(initial), state_precision(initial), {}}, 0);
-    std::vector<float> map;
     int done = 0;
-    for (int k : reference.steps()) {
-        advance_reporting(simulation, k - done, progress, done, reference.steps().back(), true);
+    for (int k : steps) {
+        advance_reporting(simulation, k - done, progress, done, steps.back(), true);
         simulation.synchronize();
         done = k;
-        simulation.download(state, map);
-        results.push_back(reference.check(k, state, map, d, limits));
+        Snapshot& s = snapshots.emplace_back(Snapshot{k, empty_state({state_dim(initial), state_precision(initial), {}}, 0), {}});
+        simulation.download(s.state, s.map);
+        gather_velocities(s.state, distribution);
     }
+    return snapshots;
+}
+
+std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
+                                           const ReferenceSolution& reference, int d, const Thresholds& limits,
+                                           const StepProgressHook& progress, const Distribution& distribution) {
+    std::vector<CheckResult> results;
+    for (const Snapshot& s : snapshots_at(simulation, initial, reference.steps(), distribution, progress))
+        results.push_back(reference.check(s.steps, s.state, s.map, d, limits));
     return results;
 }
 

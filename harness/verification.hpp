@@ -99,6 +99,8 @@ public:
     // Errors of a variant's state and map after `steps` steps, and whether they are within `limits`.
     CheckResult check(int steps, const HostState& state, const std::vector<float>& map, int d,
                       const Thresholds& limits) const;
+    // The step counts a reference of n bodies checks when asked for `steps` (what steps() will be).
+    static std::vector<int> checked_steps(std::size_t n, std::vector<int> steps, const VerificationSettings& settings);
 
 private:
     using Truth = BodiesT<long double>;
@@ -116,11 +118,28 @@ private:
     std::vector<std::vector<long double>> sample_velocity_;  // [axis][k]
 };
 
+// Errors of `got` against `expected`, every body's position and velocity and the map, as a full
+// check: a distributed result against the single-rank one of the same variant (docs/scaling.md).
+CheckResult compare_states(int steps, const HostState& got, const std::vector<float>& map, const HostState& expected, int d,
+                           const Thresholds& limits);
+
+// A simulation's state and map after `steps` steps from the initial state.
+struct Snapshot {
+    int steps = 0;
+    HostState state;
+    std::vector<float> map;
+};
+
+// Uploads `initial`, advances to each of `steps` (ascending) in turn and downloads there; over
+// several ranks (`distribution`) every block's velocities are gathered, so each snapshot is whole.
+std::vector<Snapshot> snapshots_at(Simulation& simulation, const HostState& initial, const std::vector<int>& steps,
+                                   const Distribution& distribution = {}, const StepProgressHook& progress = {});
+
 // Uploads `initial`, advances to each of reference.steps() in turn and checks each. `progress`
 // (optional) is told the steps done (measure.hpp: the steps then advance in chunks).
 std::vector<CheckResult> verify_simulation(Simulation& simulation, const HostState& initial,
                                            const ReferenceSolution& reference, int d, const Thresholds& limits,
-                                           const StepProgressHook& progress = {});
+                                           const StepProgressHook& progress = {}, const Distribution& distribution = {});
 
 // Whether `value` is within `limit` (NaN never is).
 inline bool within(double value, double limit) { return value <= limit; }

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "distributed.hpp"
 #include "estimate.hpp"
 #include "matrix.hpp"
 #include "nbody/errors.hpp"
@@ -42,7 +43,8 @@ struct VerifyOptions {
     VerificationSettings settings;
     ProblemOptions problem;
     CostOptions cost;
-    bool n_given = false, dim_given = false;
+    DistributionOptions distribution;
+    bool n_given = false, dim_given = false, variants_given = false;
 };
 
 std::string error_cell(double value) { return fmt::format("{:>12.3e}", value); }
@@ -132,7 +134,17 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
     return planned;
 }
 
-int verify(const VerifyOptions& o) {
+// One row of the table: a check of `v`'s result against the reference or, `check` "1-rank", against
+// the single-rank result of the same variant.
+void print_check_row(const VariantDescriptor& v, const std::string& workload_name, std::size_t n, int d, const CheckResult& r,
+                     const std::string& check) {
+    fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {} {} {} {} {:>6} {:>6} {:>6}  {}\n", v.id, workload_name, n, d,
+               r.steps, check, error_cell(r.errors.max_pos_err), error_cell(r.errors.rms_pos_err),
+               error_cell(r.errors.max_vel_err), error_cell(r.errors.map_diff), r.errors.map_ambiguous_bodies,
+               r.errors.map_explained_counts, r.errors.map_unexplained_counts, r.passed ? "PASS" : "FAIL (" + r.failure + ")");
+}
+
+int verify(const VerifyOptions& o, DistributedRun& ranks) {
     const auto start = std::chrono::steady_clock::now();
     const Registry& registry = builtin_registry();
     const auto selected = registry.match(o.patterns);
@@ -144,7 +156,18 @@ int verify(const VerifyOptions& o) {
     const std::vector<Workload> workloads = requested_workloads(o, dims);
 
     std::vector<std::string> skipped;
-    const auto runnable = available_variants(selected, skipped);
+    auto runnable = available_variants(selected, skipped);
+    // Over several ranks (docs/scaling.md) every variant named must be distributed; by default
+    // the distributed ones are checked.
+    ProblemDistributions distributions(ranks, registry, o.distribution.device_collectives);
+    if (distributions.spans_ranks() && !o.variants_given) {
+        std::erase_if(runnable, [&](const VariantDescriptor* v) {
+            if (!v->distributed) skipped.push_back(v->id + ": runs on one rank only (under mpirun)");
+            return !v->distributed;
+        });
+        if (runnable.empty()) throw UsageError("no variant of this build runs over several ranks");
+    }
+    distributions.prepare(runnable);
     for (const auto& why : skipped) fmt::print("skipped {}\n", why);
     for (const auto* v : runnable) {
         const auto unsupported = std::count_if(workloads.begin(), workloads.end(),
@@ -157,7 +180,11 @@ int verify(const VerifyOptions& o) {
     double estimated_seconds = 0;
     const std::vector<PlannedCheck> planned = plan_checks(o, runnable, ns, workloads, notes, estimated_seconds);
     if (from_file) fmt::print("initial state from {} (N={}, {}D)\n", o.problem.input_path, ns.front(), dims.front());
-    if (estimated_seconds > kProgressAfterSeconds) fmt::print(stderr, "verify: estimated {}\n", duration_text(estimated_seconds));
+    if (distributions.spans_ranks())
+        fmt::print("{} ranks ({}): each result is also compared with the same variant's single-rank result (check "
+                   "1-rank), computed on rank 0\n",
+                   ranks.communicator().size(), ranks.communicator().describe());
+    if (estimated_seconds > kProgressAfterSeconds && ranks.writes_output()) fmt::print(stderr, "verify: estimated {}\n", duration_text(estimated_seconds));
     fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {:>12} {:>12} {:>12} {:>12} {:>6} {:>6} {:>6}  {}\n", "variant",
                "workload", "N", "D", "K", "check", "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff", "ambig",
                "moved", "unexpl", "result");
@@ -174,7 +201,9 @@ int verify(const VerifyOptions& o) {
     }
     std::fflush(stdout);
 
-    const bool show_progress = estimated_seconds > kProgressAfterSeconds;
+    const bool show_progress = estimated_seconds > kProgressAfterSeconds && ranks.writes_output();
+    // Rank 0 alone holds the reference and checks; every rank runs the simulation.
+    const bool checks_here = ranks.writes_output();
     int passed = 0, failed = 0;
     for (std::size_t n : ns) {
         for (const Workload& workload : workloads) {
@@ -188,16 +217,19 @@ int verify(const VerifyOptions& o) {
             std::optional<StepProgress> reference_progress;
             if (show_progress)
                 reference_progress.emplace(std::cerr, stderr_is_terminal(), fmt::format("reference N={} {}", n, workload_name), n);
-            const ReferenceSolution reference(initial, o.problem.constants, workload.integrator, o.steps, o.settings,
-                                              [&](int done, int of) {
-                                                  if (reference_progress) reference_progress->update(done, of, true);
-                                              });
+            std::optional<ReferenceSolution> reference;
+            if (checks_here)
+                reference.emplace(initial, o.problem.constants, workload.integrator, o.steps, o.settings, [&](int done, int of) {
+                    if (reference_progress) reference_progress->update(done, of, true);
+                });
             reference_progress.reset();
+            const std::vector<int> checked_steps = ReferenceSolution::checked_steps(n, o.steps, o.settings);
             for (const PlannedCheck& check : planned) {
                 if (!here(check)) continue;
                 const VariantDescriptor* v = check.variant;
+                const TuningValues tuning = Registry::resolve_tuning(*v, {});
                 for (int d : o.ds) {
-                    std::vector<CheckResult> results;
+                    std::vector<CheckResult> results, against_one_rank;
                     std::string error;
                     try {
                         std::optional<StepProgress> progress;
@@ -206,30 +238,45 @@ int verify(const VerifyOptions& o) {
                             progress.emplace(std::cerr, stderr_is_terminal(), fmt::format("{} N={} D={}", v->id, n, d), n);
                             hook.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
                         }
-                        const Problem problem{.n = n, .d = d, .constants = o.problem.constants, .workload = workload};
-                        auto simulation = v->create(problem, Registry::resolve_tuning(*v, {}));
-                        results = verify_simulation(*simulation, initial, reference, d, t, hook);
+                        const Problem problem{.n = n, .d = d, .constants = o.problem.constants, .workload = workload,
+                                              .distribution = distributions.of(*v)};
+                        auto simulation = v->create(problem, tuning);
+                        const auto snapshots = snapshots_at(*simulation, initial, checked_steps, problem.distribution, hook);
+                        simulation.reset();
+                        if (checks_here)
+                            for (const Snapshot& s : snapshots) results.push_back(reference->check(s.steps, s.state, s.map, d, t));
+                        if (checks_here && distributions.spans_ranks()) {
+                            // The same variant in this process alone, from the same initial state.
+                            const Problem alone{.n = n, .d = d, .constants = o.problem.constants, .workload = workload,
+                                                .distribution = {}};
+                            auto single = v->create(alone, tuning);
+                            const auto expected = snapshots_at(*single, initial, checked_steps);
+                            for (std::size_t k = 0; k < snapshots.size(); ++k)
+                                against_one_rank.push_back(compare_states(snapshots[k].steps, snapshots[k].state,
+                                                                          snapshots[k].map, expected[k].state, d, t));
+                        }
                     } catch (const std::exception& e) {
+                        // Over several ranks the peers may wait for this one in a collective: end them all.
+                        if (distributions.spans_ranks()) throw;
                         error = e.what();
                     }
                     if (!error.empty()) {
                         ++failed;
                         fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {:>72}  FAIL ({})\n", v->id, workload_name, n,
-                                   d, "-", to_string(reference.kind()), "", error);
+                                   d, "-", to_string(reference->kind()), "", error);
                     }
-                    for (const CheckResult& r : results) {
-                        (r.passed ? passed : failed) += 1;
-                        fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {} {} {} {} {:>6} {:>6} {:>6}  {}\n", v->id,
-                                   workload_name, n, d, r.steps, to_string(r.kind), error_cell(r.errors.max_pos_err),
-                                   error_cell(r.errors.rms_pos_err), error_cell(r.errors.max_vel_err),
-                                   error_cell(r.errors.map_diff), r.errors.map_ambiguous_bodies,
-                                   r.errors.map_explained_counts, r.errors.map_unexplained_counts,
-                                   r.passed ? "PASS" : "FAIL (" + r.failure + ")");
+                    for (std::size_t k = 0; k < results.size(); ++k) {
+                        (results[k].passed ? passed : failed) += 1;
+                        print_check_row(*v, workload_name, n, d, results[k], to_string(results[k].kind));
+                        if (k < against_one_rank.size()) {
+                            (against_one_rank[k].passed ? passed : failed) += 1;
+                            print_check_row(*v, workload_name, n, d, against_one_rank[k], "1-rank");
+                        }
                     }
                     std::fflush(stdout);
                 }
             }
-            if (reference.kind() == CheckKind::sampled && o.steps != std::vector<int>{1})
+            if (n > o.settings.full_reference_max_n && o.steps != std::vector<int>{1})
                 notes.push_back(fmt::format("N={} {} > --full-reference-max-n {}: sampled check of the first step only "
                                             "({} bodies' velocities, every position and the map)",
                                             n, workload_name, o.settings.full_reference_max_n,
@@ -239,7 +286,10 @@ int verify(const VerifyOptions& o) {
     for (const auto& note : notes) fmt::print("note: {}\n", note);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("{} checks: {} passed, {} failed ({:.1f} s)\n", passed + failed, passed, failed, seconds);
-    return failed == 0 ? 0 : 1;
+    // Rank 0 made the checks: every rank exits with its verdict.
+    std::int32_t failures[] = {failed};
+    ranks.communicator().allreduce_sum(std::span<std::int32_t>(failures));
+    return failures[0] == 0 ? 0 : 1;
 }
 
 // Each given threshold overrides the default of every precision checked.
@@ -259,10 +309,10 @@ void add_threshold_options(CLI::App& cmd, ThresholdOverrides& t) {
 
 }  // namespace
 
-void add_verify_command(CLI::App& app, int& exit_status) {
+void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     auto o = std::make_shared<VerifyOptions>();
     auto* cmd = app.add_subcommand("verify", "Check variants against the host reference on every workload they run and print a table of their errors");
-    cmd->add_option("--variants", o->patterns, "comma-separated glob patterns of variant ids (default: every available one)")->capture_default_str();
+    auto* variants_option = cmd->add_option("--variants", o->patterns, "comma-separated glob patterns of variant ids (default: every available one)")->capture_default_str();
     auto* n_option = cmd->add_option("-n,--bodies", o->ns, "body counts N (with --input: the file's, which -n must equal)")
                          ->capture_default_str()
                          ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
@@ -284,10 +334,12 @@ void add_verify_command(CLI::App& app, int& exit_status) {
     o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);
     o->cost.add_to(*cmd);
-    cmd->callback([o, n_option, dim_option, &exit_status] {
+    o->distribution.add_to(*cmd);
+    cmd->callback([o, n_option, dim_option, variants_option, &exit_status, &ranks] {
         o->n_given = n_option->count() > 0;
         o->dim_given = dim_option->count() > 0;
-        exit_status = verify(*o);
+        o->variants_given = variants_option->count() > 0;
+        exit_status = verify(*o, ranks);
     });
 }
 

@@ -285,7 +285,8 @@ void register_omp_edge_sharing(Registry& registry) {
     omp::add_omp_variant<OmpEdgeSharing>(registry, "omp.edge_sharing",
                                          "each pair once, applied to both bodies; blocks of rows, hand-vectorised in "
                                          "16-byte vectors, exact 1/sqrt, sequential sums; heavy and light blocks "
-                                         "paired; per-thread buffers merged without locks (seed 004)");
+                                         "paired; per-thread buffers merged without locks (seed 004)",
+                                         omp::Ranks::one);  // each pair's pull goes to both blocks: see docs/scaling.md
 }
 
 }  // namespace nbody

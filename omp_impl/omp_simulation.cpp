@@ -29,7 +29,21 @@ MapStrategy pick_map_strategy(const std::string& choice, std::size_t cells, int 
     return MapStrategy::incremental;
 }
 
+// One body's integrator half: `advance(position, velocity, pull)` on its loaded axes, stored back.
+template <class Axes, class Advance>
+inline void advance_body(const Axes& axes, std::int64_t i, Advance advance) {
+    auto pi = load_axes(axes.position, i), vi = load_axes(axes.velocity, i);
+    advance(pi, vi, load_axes(axes.pull, i));
+    store_axes(axes.position, i, pi);
+    store_axes(axes.velocity, i, vi);
+}
+
 }  // namespace
+
+void require_single_rank(const Problem& problem, const std::string& id, Ranks ranks) {
+    if (ranks == Ranks::one && problem.distribution.spans_ranks())
+        throw UsageError(id + " runs on one rank only, asked for " + std::to_string(problem.distribution.ranks()));
+}
 
 std::vector<TuningParameter> common_tunings() {
     const int procs = omp_get_num_procs();
@@ -54,6 +68,8 @@ std::vector<TuningParameter> common_tunings() {
 template <class Real>
 OmpSimulation<Real>::OmpSimulation(const Problem& problem, const TuningValues& tuning)
     : problem_(problem),
+      decomposition_(decomposition_of(problem)),
+      owned_(decomposition_.block(problem.distribution.rank())),
       threads_(static_cast<int>(tuning_int(tuning, "threads"))),
       map_strategy_(pick_map_strategy(tuning.at("map"), static_cast<std::size_t>(problem.d) * problem.d, threads_)),
       map_(static_cast<std::size_t>(problem.d) * problem.d) {
@@ -106,12 +122,45 @@ void OmpSimulation<Real>::download(BodiesT<Real>& state, std::vector<float>& act
 template <class Real>
 template <int Dim>
 void OmpSimulation<Real>::run_steps(int steps) {
+    // Where the step's drift is, the positions are gathered (communicator.hpp's step).
+    const bool spans_ranks = problem_.distribution.spans_ranks();
+    const bool drift_before_force = problem_.workload.integrator == Integrator::leapfrog;
 #pragma omp parallel num_threads(threads_)
     for (int s = 0; s < steps; ++s) {
-        advance_before_force_all<Dim>();
+        if (drift_before_force) advance_owned<Dim>([](auto&&... a) { advance_before_force(a...); });  // Euler: nothing
+        if (spans_ranks && drift_before_force) gather_positions();
         compute_pulls(pull_);
-        advance_after_force_and_map<Dim>(true);
+        if (spans_ranks) {
+            // The map needs every rank's drift first: the integration alone, the gather, then the map.
+            advance_owned<Dim>([](auto&&... a) { advance_after_force(a...); });
+            if (!drift_before_force) gather_positions();
+            advance_after_force_and_map<Dim>(false);
+        } else {
+            advance_after_force_and_map<Dim>(true);
+        }
     }
+}
+
+template <class Real>
+void OmpSimulation<Real>::gather_positions() {
+    // The loops before end with their barrier: the owned block is final here.
+#pragma omp master
+    for (int k = 0; k < dim(); ++k)
+        problem_.distribution.host->allgather_in_place(std::span<Real>(bodies_.position(k)), decomposition_);
+#pragma omp barrier
+}
+
+template <class Real>
+template <int Dim, class Half>
+void OmpSimulation<Real>::advance_owned(Half half) {
+    const Integrator integrator = problem_.workload.integrator;
+    const auto first = static_cast<std::int64_t>(owned_.first), last = first + static_cast<std::int64_t>(owned_.count);
+    const Real G = static_cast<Real>(problem_.constants.G);
+    const Real dt = static_cast<Real>(problem_.constants.dt);
+    const AxisPointers<Dim> axes = axis_pointers<Dim>();
+#pragma omp for schedule(static)
+    for (std::int64_t i = first; i < last; ++i)
+        advance_body(axes, i, [&](auto& pi, auto& vi, const auto& ai) { half(integrator, pi, vi, ai, G, dt); });
 }
 
 template <class Real>
@@ -128,26 +177,6 @@ typename OmpSimulation<Real>::template AxisPointers<Dim> OmpSimulation<Real>::ax
 
 template <class Real>
 template <int Dim>
-void OmpSimulation<Real>::advance_before_force_all() {
-    const Integrator integrator = problem_.workload.integrator;
-    if (integrator == Integrator::euler) return;  // nothing before the force
-    const auto n = static_cast<std::int64_t>(bodies_.size());
-    const Real G = static_cast<Real>(problem_.constants.G);
-    const Real dt = static_cast<Real>(problem_.constants.dt);
-    // Named references, not a structured binding: Clang 16 crashes on a binding used in an OpenMP loop.
-    const AxisPointers<Dim> axes = axis_pointers<Dim>();
-    const auto &p = axes.position, &v = axes.velocity, &a = axes.pull;
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-        Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
-        advance_before_force(integrator, pi, vi, load_axes(a, i), G, dt);
-        store_axes(p, i, pi);
-        store_axes(v, i, vi);
-    }
-}
-
-template <class Real>
-template <int Dim>
 void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
     const Integrator integrator = problem_.workload.integrator;
     const auto n = static_cast<std::int64_t>(bodies_.size());
@@ -160,7 +189,7 @@ void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
     const bool incremental = map_strategy_ == MapStrategy::incremental;
     // Named references, not a structured binding: Clang 16 crashes on a binding used in an OpenMP loop.
     const AxisPointers<Dim> axes = axis_pointers<Dim>();
-    const auto &p = axes.position, &v = axes.velocity, &a = axes.pull;
+    const auto& p = axes.position;
     std::int32_t* counts = counts_.data();
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
 
@@ -173,12 +202,8 @@ void OmpSimulation<Real>::advance_after_force_and_map(bool integrate) {
     std::vector<int>* changed = incremental ? &changed_cells_[thread].cells : nullptr;
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-        if (integrate) {
-            Vec<Real, Dim> pi = load_axes(p, i), vi = load_axes(v, i);
-            advance_after_force(integrator, pi, vi, load_axes(a, i), G, dt);
-            store_axes(p, i, pi);
-            store_axes(v, i, vi);
-        }
+        if (integrate)
+            advance_body(axes, i, [&](auto& pi, auto& vi, const auto& ai) { advance_after_force(integrator, pi, vi, ai, G, dt); });
         if (incremental) {
             incremental_counts_->update(static_cast<std::size_t>(i), p[0][i], p[1][i], *changed);
             continue;

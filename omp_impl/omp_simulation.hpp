@@ -5,6 +5,11 @@
 // file per variant); every variant runs every workload (SPEC §2). advance(k) runs its k steps in
 // one parallel region (one thread team, no per-step team start-up): every per-step loop, the
 // variant's included, is an orphaned `omp for` that the team's threads share.
+//
+// Over several ranks (Problem::distribution, docs/scaling.md) a rank integrates and computes the
+// pulls of its owned block only; the positions of all N are all-gathered through the host
+// communicator right after the step's drift (MPI_Allgatherv), and every rank maps all N bodies
+// (the incremental map unchanged). Only variants registered `distributed` accept several ranks.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -46,8 +51,9 @@ public:
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) final;
 
 protected:
-    // Sum of pulls without G (physics.hpp's accumulate_pull) on every body from the positions of
-    // bodies(), which stay unchanged during the call (the step's snapshot). A variant dispatches
+    // Sum of pulls without G (physics.hpp's accumulate_pull) on every body of owned() (all N in a
+    // single process) from the positions of all N bodies(), which stay unchanged during the call
+    // (the step's snapshot). Pulls outside owned() may be left as they are. A variant dispatches
     // on dim() to its kernel for that dimension. Called by every thread of the team (inside the
     // parallel region of advance or upload): the work is shared with orphaned `omp for` loops,
     // the last of which ends with its barrier (the callers rely on it: the pulls are complete,
@@ -56,6 +62,8 @@ protected:
 
     const BodiesT<Real>& bodies() const { return bodies_; }
     const Problem& problem() const { return problem_; }
+    // The bodies this rank integrates: all N in a single process.
+    const BodyBlock& owned() const { return owned_; }
     int dim() const { return problem_.workload.dim; }
     Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
     int threads() const { return threads_; }
@@ -74,12 +82,16 @@ private:
     template <int Dim>
     AxisPointers<Dim> axis_pointers();
     // The loops below are called by every thread of the team.
-    // Leapfrog's opening half kick and drift on every body (Euler: nothing).
-    template <int Dim>
-    void advance_before_force_all();
+    // `half(integrator, position, velocity, pull, G, dt)` (one of physics.hpp's integrator halves) on
+    // every body of the owned block.
+    template <int Dim, class Half>
+    void advance_owned(Half half);
     // advance_after_force on every body when `integrate`, then the map of the new positions.
     template <int Dim>
     void advance_after_force_and_map(bool integrate);
+    // Every rank's block of positions to every rank; called by every thread of the team (one
+    // thread calls MPI: the library runs at MPI_THREAD_FUNNELED), barriers on both sides.
+    void gather_positions();
 
     // A thread's list of the cells whose count it changed this step (map=incremental), a cache
     // line apart from the next thread's.
@@ -88,6 +100,8 @@ private:
     };
 
     Problem problem_;
+    BlockDecomposition decomposition_;
+    BodyBlock owned_;
     int threads_;
     MapStrategy map_strategy_;
     BodiesT<Real> bodies_;
@@ -102,22 +116,30 @@ private:
 extern template class OmpSimulation<float>;
 extern template class OmpSimulation<double>;
 
+// Whether a variant runs one simulation over several ranks (its compute_pulls honours owned()).
+enum class Ranks { one, several };
+
+// UsageError when `problem` spans ranks and the variant runs on one only.
+void require_single_rank(const Problem& problem, const std::string& id, Ranks ranks);
+
 // Registers `Variant<Real>` (an OmpSimulation<Real> constructed from (Problem, TuningValues)) as
 // a CPU variant of the omp backend on the openmp execution space, running every workload:
 // `create` picks the precision once.
 template <template <class> class Variant>
-void add_omp_variant(Registry& registry, std::string id, std::string description,
+void add_omp_variant(Registry& registry, std::string id, std::string description, Ranks ranks,
                      std::vector<TuningParameter> tunings = common_tunings()) {
-    registry.add({.id = std::move(id),
+    registry.add({.id = id,
                   .backend = "omp",
                   .execution_space = "openmp",
                   .description = std::move(description),
                   .tunings = std::move(tunings),
                   .max_n = 0,
                   .runs_on_gpu = false,
+                  .distributed = ranks == Ranks::several,
                   .workloads = WorkloadSupport::every(),
                   .availability = {},
-                  .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                  .create = [id, ranks](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
+                      require_single_rank(p, id, ranks);
                       if (p.workload.precision == Precision::fp64) return std::make_unique<Variant<double>>(p, t);
                       return std::make_unique<Variant<float>>(p, t);
                   }});

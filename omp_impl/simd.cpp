@@ -435,7 +435,12 @@ private:
         const BodiesT<Real>& b = this->bodies();
         const int dim = this->dim();
         const auto n = static_cast<std::int64_t>(b.size());
-        const auto tiles = static_cast<std::int64_t>(n_padded_ / kTileRows);
+        // The tiles covering the owned block (all of them in a single process); rows of a boundary
+        // tile outside the block are computed too and left unused.
+        const auto first = static_cast<std::int64_t>(this->owned().first);
+        const auto last = first + static_cast<std::int64_t>(this->owned().count);
+        const auto tile_rows = static_cast<std::int64_t>(kTileRows);
+        const std::int64_t first_tile = first / tile_rows, end_tile = (last + tile_rows - 1) / tile_rows;
         // The refined form's masses are m / (k - 1) (see refined_mass_scale).
         const Wider<Real> mass_scale = form_ == InvSqrtForm::refined ? refined_mass_scale<Real> : Wider<Real>(1);
         const PaddedBodies<Real> padded{{p_[0].data(), p_[1].data(), dim == 3 ? p_[2].data() : nullptr}, m_.data(),
@@ -447,10 +452,10 @@ private:
             m_[i] = static_cast<Real>(static_cast<Wider<Real>>(b.m[i]) * mass_scale);
         }
 #pragma omp for schedule(static)
-        for (std::int64_t t = 0; t < tiles; ++t)
+        for (std::int64_t t = first_tile; t < end_tile; ++t)
             kernel_(padded, static_cast<std::size_t>(t) * kTileRows, j_block_, this->eps2(), padded_pull);
 #pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t i = first; i < last; ++i)
             for (int k = 0; k < dim; ++k) pull[k][i] = pull_[k][i];
     }
 
@@ -496,7 +501,7 @@ void register_omp_simd(Registry& registry) {
                                   "structure of arrays, vectorised j loop (AVX-512/AVX2/SSE2 at run time), j cache "
                                   "blocks, register-blocked rows; float32: estimated 1/sqrt + first-order "
                                   "refinement; float64: refined to double accuracy (avx512) or sqrt and division",
-                                  simd_tunings());
+                                  omp::Ranks::several, simd_tunings());
 }
 
 }  // namespace nbody

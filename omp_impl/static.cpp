@@ -23,12 +23,13 @@ private:
     template <int Dim>
     void pulls_of(omp::AxisPulls<Real>& pull) const {
         const BodiesT<Real>& b = this->bodies();
-        const auto n = static_cast<std::int64_t>(b.size());
+        const auto first = static_cast<std::int64_t>(this->owned().first);
+        const auto last = first + static_cast<std::int64_t>(this->owned().count);
         const Real eps2 = this->eps2();
         Real* out[Dim];
         for (int k = 0; k < Dim; ++k) out[k] = pull[k].data();
 #pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t i = first; i < last; ++i) {
             const Vec<Real, Dim> sum = host_pull_on<Dim>(b, static_cast<std::size_t>(i), eps2);
             for (int k = 0; k < Dim; ++k) out[k][i] = sum[k];
         }
@@ -39,7 +40,8 @@ private:
 
 void register_omp_static(Registry& registry) {
     omp::add_omp_variant<OmpStatic>(registry, "omp.static",
-                                    "one body per iteration of a static-schedule loop over the N^2 sum (seed 002)");
+                                    "one body per iteration of a static-schedule loop over the N^2 sum (seed 002)",
+                                    omp::Ranks::several);
 }
 
 }  // namespace nbody

@@ -5,6 +5,9 @@
 //   mpi_rank_checks throw R         rank R throws an exception nobody catches
 //   mpi_rank_checks fail R          rank R reports a failure the way main's error path does
 //   mpi_rank_checks kill R          rank R is killed (SIGKILL)
+//   mpi_rank_checks refusals 0      over several ranks ProblemDistributions refuses a variant that
+//                                   is not distributed and a distributed GPU variant in a build
+//                                   without a device communicator (UsageError, nothing created)
 // In the fault cases the other ranks wait in a barrier that rank R never reaches: only ending
 // every rank lets mpirun return.
 #include <csignal>
@@ -16,6 +19,8 @@
 
 #include "distributed.hpp"
 #include "nbody/communicator.hpp"
+#include "nbody/errors.hpp"
+#include "nbody/registry.hpp"
 
 namespace {
 
@@ -88,6 +93,38 @@ std::string check_collectives(Communicator& communicator, std::size_t n) {
     return {};
 }
 
+// The UsageError's message that `prepare` of `variant` throws; empty when it throws none.
+std::string refusal_of(nbody::DistributedRun& run, const nbody::Registry& registry, const std::string& variant) {
+    nbody::ProblemDistributions distributions(run, registry, nbody::DeviceCollectives::nccl);
+    try {
+        distributions.prepare({registry.find(variant)});
+    } catch (const nbody::UsageError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+std::string check_refusals(nbody::DistributedRun& run) {
+    nbody::Registry registry;  // no device-communicator factory, as a build without NCCL
+    const auto add = [&](const char* id, bool gpu, bool distributed) {
+        registry.add({.id = id, .backend = "test", .execution_space = gpu ? "cuda" : "host", .description = "planted",
+                       .tunings = {}, .max_n = 0, .runs_on_gpu = gpu, .distributed = distributed, .workloads = {},
+                       .availability = [] { return nbody::Availability{}; },
+                       .create = [](const nbody::Problem&, const nbody::TuningValues&) { return std::unique_ptr<nbody::Simulation>(); }});
+    };
+    add("test.alone", false, false);
+    add("test.spread", false, true);
+    add("test.gpu_spread", true, true);
+    const std::string alone = refusal_of(run, registry, "test.alone");
+    if (alone.find("test.alone runs on one rank only") == std::string::npos || alone.find("test.spread, test.gpu_spread") == std::string::npos)
+        return "a variant that is not distributed: '" + alone + "'";
+    if (const std::string spread = refusal_of(run, registry, "test.spread"); !spread.empty())
+        return "a distributed CPU variant refused: " + spread;
+    if (const std::string gpu = refusal_of(run, registry, "test.gpu_spread"); gpu.find("device communicator") == std::string::npos)
+        return "a distributed GPU variant without a device communicator: '" + gpu + "'";
+    return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,6 +140,13 @@ int main(int argc, char** argv) {
         if (run.writes_output())
             std::printf("collectives over %d ranks (%s), N = %ld: single-process answer\n", communicator.size(),
                         communicator.describe().c_str(), argument);
+        return 0;
+    }
+    if (scenario == "refusals") {
+        if (communicator.size() < 2) run.fail(2, "refusals needs several ranks");
+        if (const std::string problem = check_refusals(run); !problem.empty()) run.fail(1, problem);
+        communicator.barrier();
+        if (run.writes_output()) std::printf("refused as expected over %d ranks\n", communicator.size());
         return 0;
     }
     const bool faulty = communicator.rank() == argument;

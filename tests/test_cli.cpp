@@ -57,6 +57,38 @@ TEST(Cli, ListShowsTheSerialReferenceAvailable) {
     EXPECT_NE(line.substr(0, line.find('\n')).find("yes"), std::string::npos) << line;
 }
 
+// docs/scaling.md: which variants run one simulation over several ranks.
+TEST(Cli, ListSaysWhichVariantsRunOverSeveralRanks) {
+    TempDir dir;
+    const Outcome r = run_bench("list --variants omp.simd,omp.edge_sharing,serial.reference", dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto column_of = [&](const std::string& id) {
+        const auto start = r.out.find(id + " ");
+        EXPECT_NE(start, std::string::npos) << r.out;
+        std::istringstream line(r.out.substr(start, r.out.find('\n', start) - start));
+        std::string variant, available, ranks;
+        line >> variant >> available >> ranks;
+        return ranks;
+    };
+    EXPECT_NE(r.out.find(" ranks "), std::string::npos) << r.out;
+    EXPECT_EQ(column_of("omp.simd"), "several");
+    EXPECT_EQ(column_of("omp.edge_sharing"), "one");
+    EXPECT_EQ(column_of("serial.reference"), "one");
+}
+
+TEST(Cli, RunWithoutMpirunIsOneRankAndAnUnknownDeviceCollectiveExitsTwo) {
+    TempDir dir;
+    const Outcome one = run_bench("run --variant serial.reference -n 64 --steps 1", dir);
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_NE(one.out.find("ranks            1 (single process)"), std::string::npos) << one.out;
+    const Outcome bad = run_bench("run --variant omp.simd -n 64 --device-collectives nvlink --state-out " + dir.file("s.csv"), dir);
+    EXPECT_EQ(bad.status, 2) << bad.err;
+    EXPECT_NE(bad.err.find("--device-collectives"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("nccl or host-staged"), std::string::npos) << bad.err;
+    EXPECT_EQ(line_count(bad.err), 1) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("s.csv")));
+}
+
 TEST(Cli, ListShowsTheWorkloadsOfEachVariant) {
     TempDir dir;
     const Outcome r = run_bench("list --variants serial.reference", dir);

@@ -1,6 +1,8 @@
-// The distributed mode's plumbing (docs/scaling.md): the block decomposition, the single-process
+// The distributed mode (docs/scaling.md): the block decomposition, the single-process
 // communicators, the launcher detection, and under mpirun (where the build has MPI) the host
-// collectives against the single-process answer and the fault cases ending every rank in bounded time.
+// collectives against the single-process answer, the fault cases ending every rank in bounded
+// time, and the real nbody-bench: every distributed CPU variant's state over 2 and 3 ranks equal
+// to its single-rank state, verify under mpirun, a failing or killed rank, a refused variant.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -9,13 +11,21 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "distributed.hpp"
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/io.hpp"
+#include "nbody/registry.hpp"
+#include "results.hpp"
+#include "test_support.hpp"
+#include "verification.hpp"
 
 namespace {
 
@@ -227,5 +237,212 @@ TEST_P(FaultUnderMpirun, OneFailingRankEndsEveryRankNonZeroInBoundedTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, FaultUnderMpirun, testing::Values("throw", "fail", "kill"));
+
+TEST(UnderMpirunRefusals, NonDistributedVariantsAndGpuVariantsWithoutDeviceCommunicatorAreRefused) {
+    SKIP_WITHOUT_MPIRUN();
+    const Finished f = run_with_limit(mpirun(2, "refusals", "0"), job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("refused as expected"), std::string::npos) << f.output;
+}
+
+// ---- nbody-bench under mpirun ---------------------------------------------------------------
+
+std::vector<std::string> bench(const std::vector<std::string>& arguments) {
+    std::vector<std::string> command{NBODY_BENCH_PATH};
+    command.insert(command.end(), arguments.begin(), arguments.end());
+    return command;
+}
+
+std::vector<std::string> mpirun_bench(int ranks, const std::vector<std::string>& arguments) {
+    std::vector<std::string> command{NBODY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks)};
+    const auto rest = bench(arguments);
+    command.insert(command.end(), rest.begin(), rest.end());
+    return command;
+}
+
+// The map CSV (D rows of D values) as the flat vector a Simulation downloads.
+std::vector<float> read_map_csv(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<float> map;
+    std::string line, field;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        while (std::getline(fields, field, ',')) map.push_back(std::stof(field));
+    }
+    return map;
+}
+
+// The CPU variants of this build that run over several ranks (kokkos.team_tiled on Serial once
+// its model marks it): each is checked, none is named here.
+std::vector<const nbody::VariantDescriptor*> distributed_cpu_variants() {
+    std::vector<const nbody::VariantDescriptor*> out;
+    for (const auto& v : nbody::builtin_registry().all())
+        if (v.distributed && !v.runs_on_gpu && v.availability().available) out.push_back(&v);
+    return out;
+}
+
+struct WorkloadCase {
+    const char* dim;
+    const char* precision;
+    const char* integrator;
+};
+
+class DistributedRunMatchesOneRank : public testing::TestWithParam<WorkloadCase> {};
+
+// N = 1001 splits unevenly over 2 and 3 ranks; the state after the steps (positions, velocities
+// gathered from every rank, map) must equal the single-rank one within verify's thresholds.
+TEST_P(DistributedRunMatchesOneRank, EveryDistributedCpuVariantOverTwoAndThreeRanks) {
+    SKIP_WITHOUT_MPIRUN();
+    const WorkloadCase w = GetParam();
+    const nbody::Workload workload{std::stoi(w.dim), nbody::parse_precision(w.precision), nbody::parse_integrator(w.integrator)};
+    const auto variants = distributed_cpu_variants();
+    ASSERT_FALSE(variants.empty()) << "no distributed CPU variant in this build (omp.simd is one)";
+    nbody::testing::TempDir dir;
+    constexpr int d = 17;
+    for (const nbody::VariantDescriptor* v : variants) {
+        if (!v->workloads.supports(workload)) continue;
+        std::vector<std::string> arguments{"run", "--variant", v->id, "-n", "1001", "-d", std::to_string(d), "--steps", "4",
+                                           "--warmup", "0", "--dim", w.dim, "--precision", w.precision, "--integrator",
+                                           w.integrator};
+        // One thread per rank: CI has 2 cores.
+        for (const auto& t : v->tunings)
+            if (t.name == "threads") arguments.insert(arguments.end(), {"--tuning", "threads=1"});
+        const auto with_outputs = [&](const std::string& tag) {
+            auto a = arguments;
+            a.insert(a.end(), {"--state-out", dir.file(tag + ".csv"), "--map-out", dir.file(tag + "-map.csv")});
+            return a;
+        };
+        const Finished alone = run_with_limit(bench(with_outputs("alone")), job_limit_seconds);
+        ASSERT_EQ(alone.exit_status, 0) << alone.output;
+        const nbody::HostState expected = nbody::read_state_csv(dir.file("alone.csv"), workload, 1001, 0);
+        for (int ranks : {2, 3}) {
+            const std::string tag = v->id + "-" + std::to_string(ranks);
+            const Finished f = run_with_limit(mpirun_bench(ranks, with_outputs(tag)), job_limit_seconds);
+            ASSERT_FALSE(f.timed_out) << f.output;
+            ASSERT_EQ(f.exit_status, 0) << f.output;
+            EXPECT_NE(f.output.find("ranks            " + std::to_string(ranks) + " (MPI"), std::string::npos) << f.output;
+            const nbody::HostState got = nbody::read_state_csv(dir.file(tag + ".csv"), workload, 1001, 0);
+            const nbody::CheckResult r = nbody::compare_states(4, got, read_map_csv(dir.file(tag + "-map.csv")), expected, d,
+                                                               nbody::default_thresholds(workload.precision));
+            EXPECT_TRUE(r.passed) << v->id << " over " << ranks << " ranks, " << to_string(workload) << ": " << r.failure;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, DistributedRunMatchesOneRank,
+                         testing::Values(WorkloadCase{"2", "fp32", "euler"}, WorkloadCase{"3", "fp32", "leapfrog"},
+                                         WorkloadCase{"2", "fp64", "leapfrog"}, WorkloadCase{"3", "fp64", "euler"}),
+                         [](const auto& info) {
+                             return std::string("d") + info.param.dim + "_" + info.param.precision + "_" + info.param.integrator;
+                         });
+
+TEST(BenchUnderMpirun, VerifyOmpSimdOverTwoRanksPassesAgainstTheReferenceAndOneRank) {
+    SKIP_WITHOUT_MPIRUN();
+    const Finished f = run_with_limit(mpirun_bench(2, {"verify", "--variants", "omp.simd", "-n", "1000", "-d", "10", "-d", "257",
+                                                       "--steps", "1", "--steps", "5"}),
+                                      job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find(" 1-rank "), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find(" full "), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find("64 checks: 64 passed, 0 failed"), std::string::npos) << f.output;
+}
+
+TEST(BenchUnderMpirun, MatrixOverTwoRanksWritesOneValidFileRecordingTheRanks) {
+    SKIP_WITHOUT_MPIRUN();
+    nbody::testing::TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "ranks", "steps": 2, "warmup_steps": 1, "repetitions": 2,
+        "verification": {"steps": 2},
+        "groups": [{"variants": ["omp.simd"], "n": [1001], "d": [10], "dim": [2, 3], "precision": ["fp64"],
+                    "integrator": ["leapfrog"], "tunings": {"threads": [1]}}]})");
+    const std::string results = dir.file("r.json");
+    const Finished f = run_with_limit(mpirun_bench(2, {"matrix", matrix, "--out", results, "--progress", "log"}), job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    ASSERT_EQ(f.exit_status, 0) << f.output;
+    std::ifstream in(results);
+    const nlohmann::json document = nlohmann::json::parse(in);
+    const auto problems = nbody::check_results(document);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    EXPECT_EQ(document["context"]["distribution"]["ranks"], 2);
+    EXPECT_EQ(document["context"]["distribution"]["hosts"].size(), 2u);
+    ASSERT_EQ(document["benchmarks"].size(), 2u * (2 + 4));  // 2 configurations: 2 repetitions + 4 aggregates each
+    for (const auto& entry : document["benchmarks"]) {
+        EXPECT_EQ(entry["ranks"], 2);
+        EXPECT_EQ(entry["verified"], true) << entry.dump();
+        EXPECT_EQ(entry["efficiency_limit_inputs"]["ranks"], 2);
+    }
+    // Rank 0 alone printed the summary.
+    const std::string summary = "2 configurations: 0 already in the file, 2 run and verified";
+    EXPECT_NE(f.output.find(summary), std::string::npos) << f.output;
+    EXPECT_EQ(f.output.find(summary), f.output.rfind(summary)) << f.output;
+}
+
+// --min-time: each rank's clock would ask for its own count of further steps; rank 0's is taken by
+// all (otherwise one rank waits in an all-gather its peers never enter).
+TEST(BenchUnderMpirun, MinTimeStepsAreAgreedByEveryRank) {
+    SKIP_WITHOUT_MPIRUN();
+    const Finished f = run_with_limit(mpirun_bench(3, {"run", "--variant", "omp.simd", "-n", "1001", "--steps", "1",
+                                                       "--min-time", "0.3", "--tuning", "threads=1"}),
+                                      job_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("steps="), std::string::npos) << f.output;
+}
+
+TEST(BenchUnderMpirun, ANonDistributedVariantExitsTwoNamingItAndTheDistributedOnes) {
+    SKIP_WITHOUT_MPIRUN();
+    const Finished f = run_with_limit(mpirun_bench(2, {"run", "--variant", "serial.reference", "-n", "100"}), fault_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << f.output;
+    EXPECT_EQ(f.exit_status, 2) << f.output;
+    EXPECT_NE(f.output.find("serial.reference runs on one rank only"), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find("omp.simd"), std::string::npos) << f.output;
+    // A matrix naming one is refused before anything is written.
+    nbody::testing::TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "one", "steps": 1,
+        "groups": [{"variants": ["omp.simd", "serial.reference"], "n": [100], "d": [4]}]})");
+    const Finished m = run_with_limit(mpirun_bench(2, {"matrix", matrix, "--out", dir.file("r.json")}), fault_limit_seconds);
+    ASSERT_FALSE(m.timed_out) << m.output;
+    EXPECT_EQ(m.exit_status, 2) << m.output;
+    EXPECT_NE(m.output.find("serial.reference runs on one rank only"), std::string::npos) << m.output;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+}
+
+// A run that lasts a while, so that the healthy rank is inside the step's all-gather when its peer fails.
+const std::vector<std::string> long_run{"run", "--variant", "omp.simd", "-n", "20000", "--steps", "100000", "--tuning",
+                                        "threads=1", "--allow-long"};
+
+std::vector<std::string> two_programs(const std::vector<std::string>& rank0, const std::vector<std::string>& rank1) {
+    std::vector<std::string> command{NBODY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "1"};
+    command.insert(command.end(), rank0.begin(), rank0.end());
+    command.insert(command.end(), {":", "-np", "1"});
+    command.insert(command.end(), rank1.begin(), rank1.end());
+    return command;
+}
+
+TEST(BenchUnderMpirun, BadInputOnOneRankEndsEveryRankNamingIt) {
+    SKIP_WITHOUT_MPIRUN();
+    nbody::testing::TempDir dir;
+    const std::string bad = dir.write("bad.csv", "x,y,vx,vy,m\n0.5,0.5,0,0,1\nnot,a,number,at,all\n");
+    auto rank1 = long_run;
+    rank1.erase(rank1.begin() + 3, rank1.begin() + 5);  // no -n: the body count from the file
+    rank1.insert(rank1.end(), {"--input", bad});
+    const Finished f = run_with_limit(two_programs(bench(long_run), bench(rank1)), fault_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << "bad input on rank 1 left mpirun running past " << fault_limit_seconds << " s:\n" << f.output;
+    EXPECT_NE(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("rank 1 of 2: nbody-bench:"), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find("bad.csv"), std::string::npos) << f.output;
+}
+
+TEST(BenchUnderMpirun, AKilledRankEndsEveryRank) {
+    SKIP_WITHOUT_MPIRUN();
+    // Rank 1's shell becomes nbody-bench (exec keeps its PID), which a timer then kills mid-run.
+    std::string rank1 = "(sleep 2; kill -KILL $$) & exec";
+    for (const std::string& a : bench(long_run)) rank1 += " " + a;
+    const Finished f = run_with_limit(two_programs(bench(long_run), {"/bin/sh", "-c", rank1}), fault_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << "a killed rank 1 left mpirun running past " << fault_limit_seconds << " s:\n" << f.output;
+    EXPECT_NE(f.exit_status, 0) << f.output;
+    EXPECT_NE(f.output.find("rank 1"), std::string::npos) << f.output;  // Open MPI's report of the signal
+}
 
 }  // namespace

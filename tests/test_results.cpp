@@ -87,6 +87,35 @@ TEST_F(ResultsChecker, AcceptsWhatTheRunnerWrites) {
     EXPECT_TRUE(validate_json_schema(results_schema(), *document_).empty());
 }
 
+// docs/results-format.md: every file records its distribution, a single process as 1 rank.
+TEST_F(ResultsChecker, RecordsTheSingleProcessDistribution) {
+    const json& distribution = document_->at("context").at("distribution");
+    EXPECT_EQ(distribution.at("ranks"), 1);
+    EXPECT_EQ(distribution.at("nodes"), 1);
+    EXPECT_EQ(distribution.at("communicator"), "single process");
+    EXPECT_EQ(distribution.at("hosts").size(), 1u);
+    EXPECT_FALSE(distribution.contains("gpus"));  // no device communicator
+    for (const auto& entry : document_->at("benchmarks")) EXPECT_EQ(entry.at("ranks"), 1) << entry.dump();
+}
+
+// Over G ranks the limit is G x the product of the inputs (efficiency_limit_inputs.ranks).
+TEST_F(ResultsChecker, TheLimitOverSeveralRanksIsRanksTimesTheProduct) {
+    json doc = *document_;
+    for (auto& entry : doc["benchmarks"]) {
+        if (entry["efficiency_limit"].is_null()) continue;
+        entry["efficiency_limit_inputs"]["ranks"] = 3;
+        EXPECT_FALSE(check_results(doc).empty()) << "a limit that ignores ranks 3 was accepted";
+        entry["efficiency_limit"] = entry["efficiency_limit"].get<double>() * 3;
+        if (entry.contains("efficiency") && entry["efficiency"].is_number())
+            entry["efficiency"] = entry["efficiency"].get<double>() / 3;
+        entry["ranks"] = 3;
+    }
+    const auto problems = check_results(doc);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    doc["benchmarks"][0]["ranks"] = 0;
+    EXPECT_FALSE(check_results(doc).empty());
+}
+
 TEST_F(ResultsChecker, RejectsMissingAndMistypedFields) {
     json doc = *document_;
     doc["benchmarks"][0].erase("interactions_per_second");

@@ -429,6 +429,59 @@ def thread_scaling(configs) -> list[ScalingSeries]:
     return result
 
 
+@dataclass
+class RankScalingSeries:
+    """One variant's configurations of one build, workload, tuning and D over several rank counts G:
+    strong scaling at one N, or weak scaling with N^2/G constant. points: (G, N, time per step,
+    parallel efficiency), efficiency = interactions per second per rank (N^2 / (G × time)) relative to
+    the series' smallest G: T_b G_b / (T G) in strong scaling, T_b / T in ideal weak scaling."""
+    kind: str            # "strong" / "weak"
+    device: str          # one rank's device
+    variant: str
+    build_label: str
+    workload: tuple
+    n: int               # strong: its N; weak: the N at the smallest G
+    d: int
+    tuning: tuple
+    points: list
+
+    @property
+    def label(self) -> str:
+        size = f"N={self.n}" if self.kind == "strong" else f"N={self.n} at G={self.points[0][0]}"
+        return f"{self.variant} {size}"
+
+
+def rank_scaling(configs) -> list[RankScalingSeries]:
+    """Strong and weak scaling series over ranks (docs/scaling.md), each with two or more G. A
+    configuration of a scaling matrix (scripts/scaling_run.sh) has its kind; others over several
+    ranks count as strong scaling."""
+    groups: dict[tuple, dict[int, Config]] = {}
+    for c in ok(configs):
+        kind = c.scaling or ("strong" if c.ranks > 1 else None)
+        if kind is None:
+            continue
+        key = (kind, c.base_device or c.device, c.variant, c.build_label, c.workload,
+               c.n if kind == "strong" else None, c.d, tuple(sorted(c.tuning.items())))
+        by_ranks = groups.setdefault(key, {})
+        if c.ranks not in by_ranks or c.time < by_ranks[c.ranks].time:
+            by_ranks[c.ranks] = c
+    # A single-rank measurement of the same problem, from any file, is the strong series' base.
+    for c in ok(configs):
+        if c.ranks == 1 and c.scaling is None:
+            key = ("strong", c.device, c.variant, c.build_label, c.workload, c.n, c.d, tuple(sorted(c.tuning.items())))
+            if key in groups and 1 not in groups[key]:
+                groups[key][1] = c
+    result = []
+    for (kind, device, variant, build_label, workload, _, d, tuning), by_ranks in sorted(groups.items(), key=str):
+        if len(by_ranks) < 2:
+            continue
+        base = by_ranks[min(by_ranks)]
+        base_rate = base.n * base.n / (base.ranks * base.time)
+        points = [(g, c.n, c.time, c.n * c.n / (g * c.time) / base_rate) for g, c in sorted(by_ranks.items())]
+        result.append(RankScalingSeries(kind, device, variant, build_label, workload, base.n, d, tuning, points))
+    return result
+
+
 # ---------------------------------------------------------------------------------------------
 # Performance portability (Pennycook, Sewall and Lee 2016)
 

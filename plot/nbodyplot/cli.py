@@ -55,7 +55,12 @@ def run(argv: list[str]) -> Path:
     except OSError as e:
         raise InputError(f"{out_dir}: cannot create the output folder ({e.strerror})") from None
 
+    all_configs = configs
+    # The per-device figures and tables compare single-process runs; runs over several ranks have their
+    # own figure (rank_scaling) and rows in the per-configuration tables.
+    configs = [c for c in all_configs if c.ranks == 1]
     stems = {
+        "rank_scaling": figures.rank_scaling(all_configs, out_dir),
         "time_vs_n": figures.time_vs(configs, "n", out_dir),
         "time_vs_d": figures.time_vs(configs, "d", out_dir),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir),
@@ -79,7 +84,7 @@ def run(argv: list[str]) -> Path:
     peer_stems = [figures.peer_comparison(c, configs, out_dir) for c in peer_comparisons]
 
     report_path = out_dir / "report.md"
-    report_path.write_text(report.render(sources, configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
+    report_path.write_text(report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
                                          peer_runs, peer_comparisons, peer_stems) + "\n", encoding="utf-8")
     return report_path
 

@@ -414,6 +414,62 @@ def identity(s: analysis.ScalingSeries) -> tuple:
     return (s.variant, s.other_tuning, s.build_label, s.workload)
 
 
+def rank_scaling(configs, out_dir: Path) -> str | None:
+    fig = draw_rank_scaling(configs)
+    return save(fig, out_dir, "rank_scaling") if fig else None
+
+
+def draw_rank_scaling(configs):
+    """Time per step and parallel efficiency against the ranks G (one GPU or CPU set each): a row of
+    panels for strong scaling (a line per variant and N, the ideal T_b G_b / G dotted for each) and one
+    for weak scaling (N^2/G constant: the ideal is a flat time)."""
+    series = analysis.rank_scaling(configs)
+    if not series:
+        return None
+    kinds = [k for k in ("strong", "weak") if any(s.kind == k for s in series)]
+    fig, axes = plt.subplots(len(kinds), 2, squeeze=False, figsize=(12, 4.6 * len(kinds)))
+    colours = plt.get_cmap("tab10").colors
+    for (ax_time, ax_eff), kind in zip(axes, kinds):
+        kind_series = [s for s in series if s.kind == kind]
+        identities = sorted({(s.device, s.variant, s.build_label, s.workload, s.tuning) for s in kind_series}, key=str)
+        several = {name: len({i for i in identities if i[1] == name}) > 1 for name in {i[1] for i in identities}}
+        all_ranks = sorted({p[0] for s in kind_series for p in s.points})
+        for s in kind_series:
+            index = identities.index((s.device, s.variant, s.build_label, s.workload, s.tuning))
+            sizes = sorted({x.n for x in kind_series if (x.device, x.variant, x.build_label, x.workload, x.tuning)
+                            == (s.device, s.variant, s.build_label, s.workload, s.tuning)}, reverse=True)
+            rank = sizes.index(s.n)
+            label = s.label
+            if several[s.variant]:  # what tells this variant's series apart
+                label += f" ({s.device}, {s.build_label}, {workload_text(s.workload)}" + \
+                    (", " + " ".join(f"{k}={v}" for k, v in s.tuning) if s.tuning else "") + ")"
+            style = {"marker": MARKERS[(rank + index // 10) % len(MARKERS)], "linestyle": line_style(rank),
+                     "color": colours[index % 10], "label": label}
+            g = [p[0] for p in s.points]
+            ax_time.plot(g, [p[2] for p in s.points], **style)
+            ax_eff.plot(g, [p[3] for p in s.points], **style)
+            g0, _, t0, _ = s.points[0]
+            ideal = [t0 * g0 / x for x in g] if kind == "strong" else [t0 for _ in g]
+            ax_time.plot(g, ideal, color=colours[index % 10], linewidth=0.7, linestyle=(0, (1, 3)), gid=REFERENCE)
+        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
+        for ax in (ax_time, ax_eff):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(all_ranks)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xlabel("ranks G (one GPU each; host-staged runs may share one)")
+            ax.grid(True, which="both", alpha=0.3)
+        ax_time.set_yscale("log")
+        ax_time.set_ylabel("time per step (s)")
+        ax_time.set_title(f"{kind} scaling: time per step (dotted: ideal)")
+        ax_eff.set_ylabel("parallel efficiency")
+        ax_eff.set_ylim(bottom=0)
+        ax_eff.set_title(f"{kind} scaling: parallel efficiency" + (" (N fixed)" if kind == "strong" else " (N²/G fixed)"))
+        ax_eff.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
 def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
     """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
     if not pp.rows:

@@ -177,18 +177,41 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
     return lines
 
 
+def figure_and_table_section(title: str, intro: str, stem, missing: str, header: list, rows: list) -> list[str]:
+    """A section of a heading, its explanation, a figure (or what is missing) and the table of its rows."""
+    lines = [f"## {title}", "", intro, ""] + figure(stem, title, missing)
+    return lines + (table(header, rows) if rows else [])
+
+
+def tuning_text(pairs) -> str:
+    return " ".join(f"{k}={v}" for k, v in pairs) or "-"
+
+
 def scaling_section(configs, stem) -> list[str]:
-    series = analysis.thread_scaling(configs)
-    lines = ["## Thread scaling", "",
-             "Configurations of one build and workload that differ only in the `threads` tuning. Speedup is "
-             "against the smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest "
-             "thread count).", ""]
-    lines += figure(stem, "Thread scaling", "No thread sweep in these results.")
-    rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d,
-             " ".join(f"{k}={v}" for k, v in s.other_tuning) or "-", t, num(time), num(speedup), num(eff)]
-            for s in series for t, time, speedup, eff in s.points]
-    return lines + (table(["device", "variant", "build", "workload", "N", "D", "other tuning", "threads",
-                           "time per step (s)", "speedup", "parallel efficiency"], rows) if rows else [])
+    rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d, tuning_text(s.other_tuning), t,
+             num(time), num(speedup), num(eff)]
+            for s in analysis.thread_scaling(configs) for t, time, speedup, eff in s.points]
+    return figure_and_table_section(
+        "Thread scaling",
+        "Configurations of one build and workload that differ only in the `threads` tuning. Speedup is against the "
+        "smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest thread count).",
+        stem, "No thread sweep in these results.",
+        ["device", "variant", "build", "workload", "N", "D", "other tuning", "threads", "time per step (s)", "speedup",
+         "parallel efficiency"], rows)
+
+
+def rank_scaling_section(configs, stem) -> list[str]:
+    rows = [[s.kind, s.device, s.variant, s.build_label, workload_text(s.workload), s.d, tuning_text(s.tuning), g, n,
+             num(time), num(eff)]
+            for s in analysis.rank_scaling(configs) for g, n, time, eff in s.points]
+    return figure_and_table_section(
+        "Scaling over ranks",
+        "One simulation over G ranks (`mpirun -np G`, one GPU or CPU set each; docs/scaling.md). Strong scaling keeps "
+        "N; weak scaling keeps N²/G (scripts/scaling_run.sh). Parallel efficiency = interactions per second per rank "
+        "(N² ÷ (G × time per step)) ÷ that of the series' smallest G.",
+        stem, "No runs over several ranks in these results.",
+        ["scaling", "device", "variant", "build", "workload", "D", "tuning", "ranks", "N", "time per step (s)",
+         "parallel efficiency"], rows)
 
 
 def portability_section(pps: list, stems: list) -> list[str]:
@@ -429,8 +452,12 @@ def compiler_section(configs) -> list[str]:
 
 def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
            peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = ()) -> str:
-    anchors = failure_anchors(configs)
-    devices = [dev for dev, _ in analysis.devices(configs)]
+    # Runs over several ranks are their own "device" (`device × G ranks`): the per-device comparisons take
+    # the single-process runs, the scaling section and the per-configuration tables take every run.
+    all_configs = list(configs)
+    configs = [c for c in all_configs if c.ranks == 1]
+    anchors = failure_anchors(all_configs)
+    devices = [dev for dev, _ in analysis.devices(all_configs)]
     lines = ["# N-body benchmark report", "",
              f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
              f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
@@ -449,11 +476,12 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += ladder_section(ladder_tables, ladder_stems)
     lines += seed004.section(configs, table)
     lines += scaling_section(configs, stems["thread_scaling"])
+    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"))
     lines += compiler_section(configs)
     lines += portability_section(pps, pp_stems)
-    lines += verification_section(configs, anchors)
-    lines += measurements_section(configs)
-    lines += sources_section(sources, configs)
-    lines += devices_section(configs)
+    lines += verification_section(all_configs, anchors)
+    lines += measurements_section(all_configs)
+    lines += sources_section(sources, all_configs)
+    lines += devices_section(all_configs)
     lines += context_section(sources)
     return "\n".join(lines)

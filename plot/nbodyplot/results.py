@@ -146,6 +146,9 @@ class Config:
     verification: str | None = None    # "full" / "sampled" / "none"
     verify_steps: int | None = None
     build_parts: tuple = ()            # set by load(): what tells this build from the others loaded
+    ranks: int = 1                     # ranks the simulation ran over (mpirun -np; docs/scaling.md)
+    scaling: str | None = None         # "strong" / "weak": a scripts/scaling_run.sh matrix (scaling-<kind>)
+    base_device: str = ""              # the device of one rank; `device` adds "× G ranks" over several
 
     @property
     def build_label(self) -> str:
@@ -262,6 +265,17 @@ def _workload(entry: dict, path: str, index: int) -> tuple:
     return tuple(values)
 
 
+def _ranks(entry: dict, context: dict, path: str, index: int) -> int:
+    """The ranks of an entry: its own field, else its file's context.distribution, else 1 (a single process)."""
+    ranks = _number(entry, "ranks", path, index, int)
+    if ranks is None:
+        recorded = _object(context, "distribution").get("ranks")
+        ranks = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else 1
+    if ranks < 1:
+        raise InputError(f"{path}: benchmarks[{index}].ranks is {ranks}, not a positive count")
+    return ranks
+
+
 def _thresholds(context: dict) -> dict:
     """Verification thresholds of the run, by error field."""
     recorded = _object(_object(context, "matrix"), "verification")
@@ -298,16 +312,23 @@ def read_file(path: str) -> tuple[Source, list[Config]]:
         if not isinstance(tuning, dict):
             raise InputError(f"{path}: benchmarks[{index}].tuning is not an object")
         key = (_workload(entry, path, index), entry["variant"], tuple(sorted((k, str(v)) for k, v in tuning.items())),
-               int(entry["n"]), int(entry["d"]), _number(entry, "steps", path, index, int) or 0)
+               int(entry["n"]), int(entry["d"]), _number(entry, "steps", path, index, int) or 0,
+               _ranks(entry, context, path, index))
         groups.setdefault(key, []).append((index, entry))
     if not groups:
         raise InputError(f"{path}: no nbody benchmark entries (none has a 'variant')")
 
     build = build_of(context)
     configs = []
-    for (workload, variant, tuning, n, d, steps), entries in groups.items():
-        configs.append(_config(path, context, build, thresholds, workload, variant, dict(tuning), n, d, steps,
-                               entries))
+    matrix_name = _object(context, "matrix").get("name")
+    scaling = matrix_name[len("scaling-"):] if isinstance(matrix_name, str) and matrix_name in (
+        "scaling-strong", "scaling-weak") else None
+    for (workload, variant, tuning, n, d, steps, ranks), entries in groups.items():
+        config = _config(path, context, build, thresholds, workload, variant, dict(tuning), n, d, steps, entries)
+        config.ranks, config.scaling, config.base_device = ranks, scaling, config.device
+        if ranks > 1:
+            config.device = f"{config.device} × {ranks} ranks"
+        configs.append(config)
     return Source(path, context, build), configs
 
 
@@ -356,13 +377,15 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
 
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
     """Every configuration of every file; a later file's configuration replaces an earlier identical one
-    (same device, build, workload, variant, tuning, N, D, steps). Each build gets its label."""
+    (same device (with its ranks), build, workload, variant, tuning, N, D, steps, and scaling kind: a strong
+    and a weak scaling run at G = 1 may measure the same problem). Each build gets its label."""
     sources, by_key = [], {}
     for path in paths:
         source, configs = read_file(path)
         sources.append(source)
         for c in configs:
-            by_key[(c.device, c.build, c.workload, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps)] = c
+            by_key[(c.device, c.build, c.workload, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps,
+                    c.scaling)] = c
     parts = build_label_parts(s.build for s in sources)
     for c in by_key.values():
         c.build_parts = parts[c.build]
