@@ -36,6 +36,20 @@ Availability cuda_availability() {
     return {true, ""};
 }
 
+std::string describe_device(int device) {
+    cudaDeviceProp properties{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+    char bus_id[32] = {};
+    NBODY_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+    return std::string(properties.name) + ", PCI " + bus_id;
+}
+
+void require_ranks(const BlockDecomposition& decomposition, int ranks, const std::string& collective) {
+    if (decomposition.ranks() != ranks)
+        throw UsageError(collective + " over " + std::to_string(ranks) + " ranks was given a decomposition over " +
+                         std::to_string(decomposition.ranks()));
+}
+
 int fp32_lanes_per_sm(int major, int minor) {
     switch (major) {
         case 6: return minor == 0 ? 64 : 128;

@@ -49,14 +49,24 @@ public:
 
     T* data() const { return data_; }
     std::size_t size() const { return count_; }
-    void copy_from_host(const T* host) {
-        NBODY_CUDA_CHECK(cudaMemcpy(data_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
+    void copy_from_host(const T* host) { copy_from_host(host, count_); }
+    void copy_to_host(T* host) const { copy_to_host(host, count_); }
+    // The first `count` elements (a buffer may hold padding past the bodies).
+    void copy_from_host(const T* host, std::size_t count) {
+        require_within(count);
+        NBODY_CUDA_CHECK(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice));
     }
-    void copy_to_host(T* host) const {
-        NBODY_CUDA_CHECK(cudaMemcpy(host, data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    void copy_to_host(T* host, std::size_t count) const {
+        require_within(count);
+        NBODY_CUDA_CHECK(cudaMemcpy(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost));
     }
 
 private:
+    void require_within(std::size_t count) const {
+        if (count > count_)
+            throw std::logic_error("a copy of " + std::to_string(count) + " elements to or from a device buffer of " +
+                                   std::to_string(count_));
+    }
     void swap(DeviceBuffer& other) noexcept {
         std::swap(data_, other.data_);
         std::swap(count_, other.count_);
@@ -82,6 +92,12 @@ Availability cuda_availability();
 
 // The current device's properties read at run time; empty without a device.
 std::optional<GpuInfo> probe_gpu();
+
+// "NVIDIA H100 80GB HBM3, PCI 0000:1b:00.0": a device as the results name it.
+std::string describe_device(int device);
+
+// UsageError unless `decomposition` spans the `ranks` ranks of the communicator `collective` names.
+void require_ranks(const BlockDecomposition& decomposition, int ranks, const std::string& collective);
 
 // FP32 lanes per SM of a compute capability (CUDA programming guide's arithmetic table).
 int fp32_lanes_per_sm(int major, int minor);

@@ -76,23 +76,28 @@ private:
         NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel_.function,
                                                                        static_cast<int>(block_), shared_bytes()));
-        const unsigned int wanted = blocks_for(2u * sms * resident, body_blocks());
+        const unsigned int wanted = blocks_for(2u * sms * resident, std::max(1u, body_blocks()));
         return std::max(1u, std::min(wanted, blocks_for(this->problem_.n, block_)));
     }
+    // Blocks of bodies i: the owned block's (all N in one process).
     unsigned int body_blocks() const {
-        return blocks_for(this->problem_.n, block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
+        return blocks_for(static_cast<std::size_t>(this->owned().count()),
+                          block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
     }
     std::size_t shared_bytes() const { return block_ * sizeof(PackedBody<Real>); }
 
     void compute_pull() override {
+        BodyRange targets = this->owned();
+        if (targets.count() == 0) return;  // an empty trailing block: nothing to pull
         const std::size_t n = this->problem_.n;
         pack_bodies<Real, Dim><<<blocks_for(n, block_), block_>>>(this->bodies(), packed_.data(), this->constants_.n);
         NBODY_CUDA_CHECK_LAUNCH();
         Vec<Real, Dim>* pull_out = this->pull();
-        if (slices_ > 1) NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out, 0, n * sizeof(Vec<Real, Dim>)));
+        if (slices_ > 1)
+            NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>)));
         const PackedBody<Real>* packed = packed_.data();
         DeviceConstants<Real> constants = this->constants_;
-        void* arguments[] = {&packed, &pull_out, &constants};
+        void* arguments[] = {&packed, &pull_out, &targets, &constants};
         NBODY_CUDA_CHECK(cudaLaunchKernel(kernel_.function, dim3(body_blocks(), slices_), dim3(block_), arguments,
                                           shared_bytes(), nullptr));
     }

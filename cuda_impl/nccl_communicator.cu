@@ -57,11 +57,7 @@ public:
         host.broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0);
         NBODY_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
 
-        cudaDeviceProp properties{};
-        NBODY_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
-        char bus_id[32] = {};
-        NBODY_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_));
-        device_description_ = std::string(properties.name) + ", PCI " + bus_id;
+        device_description_ = describe_device(device_);
 
         // The node's other GPUs in use are those of the other local ranks: 0 .. local_size - 1.
         int others = 0;
@@ -111,9 +107,7 @@ private:
     // trailing ranks lies past the last body.
     template <class T>
     void gather(std::span<T* const> axes, const BlockDecomposition& decomposition, void* stream) {
-        if (decomposition.ranks() != size_)
-            throw UsageError("an NCCL all-gather over " + std::to_string(size_) + " ranks was given a decomposition over " +
-                             std::to_string(decomposition.ranks()));
+        require_ranks(decomposition, size_, "an NCCL all-gather");
         const std::size_t per_rank = decomposition.block_capacity();
         if (per_rank == 0 || axes.empty()) return;
         NBODY_NCCL_CHECK(ncclGroupStart());

@@ -1,6 +1,9 @@
+#include <array>
 #include <stdexcept>
 #include <string>
 
+#include "host_staged_communicator.cuh"
+#include "nbody/errors.hpp"
 #include "simulation_base.cuh"
 
 namespace nbody::cuda {
@@ -32,9 +35,9 @@ NBODY_UNROLL_AXES
 
 template <class Real, int Dim>
 __global__ void advance_before_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
-                                            Integrator integrator, DeviceConstants<Real> c) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= c.n) return;
+                                            Integrator integrator, BodyRange bodies, DeviceConstants<Real> c) {
+    const int i = bodies.first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= bodies.end) return;
     Vec<Real, Dim> p, v;
     state.load(i, p, v);
     advance_before_force(integrator, p, v, pull[i], c.G, c.dt);
@@ -43,14 +46,46 @@ __global__ void advance_before_force_kernel(DeviceState<Real, Dim> state, const 
 
 template <class Real, int Dim>
 __global__ void advance_after_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
-                                           Integrator integrator, int* __restrict__ cells, DeviceConstants<Real> c) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= c.n) return;
+                                           Integrator integrator, BodyRange bodies, int* __restrict__ cells,
+                                           DeviceConstants<Real> c) {
+    const int i = bodies.first + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= bodies.end) return;
     Vec<Real, Dim> p, v;
     state.load(i, p, v);
     advance_after_force(integrator, p, v, pull[i], c.G, c.dt);
     state.store(i, p, v);
     cells[i] = activity_cell(p[0], p[1], c.d);
+}
+
+// Distributed: every body's cell from the gathered positions, for the map of all N on every rank.
+template <class Real>
+__global__ void cells_of_all_bodies(const Real* __restrict__ x, const Real* __restrict__ y, int* __restrict__ cells,
+                                    DeviceConstants<Real> c) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < c.n) cells[i] = activity_cell(x[i], y[i], c.d);
+}
+
+// Where the integrator moves the positions, and so where the step gathers them (docs/scaling.md).
+bool drifts_before_force(Integrator integrator) { return integrator == Integrator::leapfrog; }
+
+// The problem's device communicator, checked against its distribution; nullptr in one process.
+DeviceCommunicator* device_communicator_of(const Problem& problem) {
+    const Distribution& distribution = problem.distribution;
+    if (distribution.device == nullptr) {
+        if (distribution.spans_ranks())
+            throw UsageError("a CUDA simulation over " + std::to_string(distribution.ranks()) +
+                             " ranks needs a device communicator (Problem::distribution.device)");
+        return nullptr;
+    }
+    if (distribution.device->size() != distribution.ranks() || distribution.device->rank() != distribution.rank())
+        throw std::logic_error("the device communicator is rank " + std::to_string(distribution.device->rank()) + " of " +
+                               std::to_string(distribution.device->size()) + ", the problem's distribution rank " +
+                               std::to_string(distribution.rank()) + " of " + std::to_string(distribution.ranks()));
+    return distribution.device;
+}
+
+BodyRange range_of(const BodyBlock& block) {
+    return {static_cast<int>(block.first), static_cast<int>(block.first + block.count)};
 }
 
 }  // namespace
@@ -63,6 +98,10 @@ template <class Real>
 CudaSimulation<Real>::CudaSimulation(const Problem& problem, const TuningValues& tuning)
     : problem_(problem),
       constants_(device_constants<Real>(problem)),
+      devices_(device_communicator_of(problem)),
+      decomposition_(decomposition_of(problem)),
+      owned_(range_of(owned_block(problem))),
+      gathered_capacity_(devices_ != nullptr ? decomposition_.gather_capacity() : problem.n),
       map_(problem, tuning.at("map")),
       cells_(problem.n) {}
 
@@ -88,7 +127,20 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     require_state_of(problem_, initial);
     upload_bodies(initial);
     reset_map(map_, cells_, initial, problem_.d);
-    if (!step_graph_) capture_step();
+    uploaded_ = true;
+    if (!step_graph_ && !(distributed() && collectives_are_host_calls(*devices_))) capture_step();
+}
+
+template <class Real>
+void CudaSimulation<Real>::allgather(std::span<Real* const> axes) {
+    if (!distributed()) throw std::logic_error("allgather in a simulation without a device communicator");
+    devices_->allgather_in_place(axes, decomposition_, cudaStreamPerThread);
+}
+
+template <class Real>
+void CudaSimulation<Real>::launch_step() {
+    step_bodies(cells_.data());
+    map_.build(cells_.data());
 }
 
 template <class Real>
@@ -98,8 +150,7 @@ void CudaSimulation<Real>::capture_step() {
     NBODY_CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     try {
-        step_bodies(cells_.data());
-        map_.build(cells_.data());
+        launch_step();
     } catch (...) {
         if (cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && graph != nullptr)
             cudaGraphDestroy(graph);
@@ -115,7 +166,11 @@ void CudaSimulation<Real>::capture_step() {
 
 template <class Real>
 void CudaSimulation<Real>::advance(int steps) {
-    if (!step_graph_) throw std::logic_error("advance before the first upload");
+    if (!uploaded_) throw std::logic_error("advance before the first upload");
+    if (!step_graph_) {
+        for (int s = 0; s < steps; ++s) launch_step();
+        return;
+    }
     for (int s = 0; s < steps; ++s) NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
 }
 
@@ -133,11 +188,15 @@ void CudaSimulation<Real>::download(BodiesT<Real>& state, std::vector<float>& ac
 
 template <class Real, int Dim>
 SoaSimulation<Real, Dim>::SoaSimulation(const Problem& problem, const TuningValues& tuning)
-    : CudaSimulation<Real>(problem, tuning), mass_(problem.n), pull_(problem.n) {
+    : CudaSimulation<Real>(problem, tuning), mass_(this->gathered_capacity()), pull_(problem.n) {
     for (int k = 0; k < Dim; ++k) {
-        position_[k] = DeviceBuffer<Real>(problem.n);
+        position_[k] = DeviceBuffer<Real>(this->gathered_capacity());
         velocity_[k] = DeviceBuffer<Real>(problem.n);
     }
+    if (!this->distributed()) return;
+    // The padding past N travels in the gathers of the trailing blocks: zero, never uninitialised.
+    for (DeviceBuffer<Real>* gathered : gathered_axes())
+        NBODY_CUDA_CHECK(cudaMemset(gathered->data(), 0, gathered->size() * sizeof(Real)));
 }
 
 template <class Real, int Dim>
@@ -149,12 +208,31 @@ DeviceBodies<Real, Dim> SoaSimulation<Real, Dim>::bodies() const {
 }
 
 template <class Real, int Dim>
+std::array<DeviceBuffer<Real>*, Dim + 1> SoaSimulation<Real, Dim>::gathered_axes() {
+    std::array<DeviceBuffer<Real>*, Dim + 1> axes{};
+    for (int k = 0; k < Dim; ++k) axes[k] = &position_[k];
+    axes[Dim] = &mass_;
+    return axes;
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::gather(int axes) {
+    Real* pointers[Dim + 1];
+    const auto buffers = gathered_axes();
+    for (int k = 0; k < axes; ++k) pointers[k] = buffers[k]->data();
+    this->allgather(std::span<Real* const>(pointers, static_cast<std::size_t>(axes)));
+}
+
+template <class Real, int Dim>
 void SoaSimulation<Real, Dim>::upload_bodies(const BodiesT<Real>& initial) {
+    const std::size_t n = this->problem_.n;
     for (int k = 0; k < Dim; ++k) {
-        position_[k].copy_from_host(initial.position(k).data());
+        position_[k].copy_from_host(initial.position(k).data(), n);
         velocity_[k].copy_from_host(initial.velocity(k).data());
     }
-    mass_.copy_from_host(initial.m.data());
+    mass_.copy_from_host(initial.m.data(), n);
+    // Every rank uploads the same state; the gather makes each rank's block the one it holds.
+    if (this->distributed()) gather(Dim + 1);
     if (needs_initial_pull(this->problem_.workload.integrator)) compute_pull();
 }
 
@@ -166,25 +244,38 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
         state.velocity[k] = velocity_[k].data();
     }
     const Integrator integrator = this->problem_.workload.integrator;
-    const unsigned int blocks = blocks_for(this->problem_.n, kIntegrateBlock);
-    // Euler has nothing to do before the force: no kernel.
-    if (integrator == Integrator::leapfrog) {
-        advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, this->constants_);
-        NBODY_CUDA_CHECK_LAUNCH();
+    const BodyRange own = this->owned();
+    const unsigned int blocks = blocks_for(static_cast<std::size_t>(own.count()), kIntegrateBlock);
+    const bool distributed = this->distributed();
+    // Euler has nothing to do before the force: no kernel. An empty trailing block launches none.
+    if (drifts_before_force(integrator)) {
+        if (own.count() > 0) {
+            advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, this->constants_);
+            NBODY_CUDA_CHECK_LAUNCH();
+        }
+        if (distributed) gather(Dim);
     }
     compute_pull();
-    advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, cells, this->constants_);
+    if (own.count() > 0) {
+        advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells, this->constants_);
+        NBODY_CUDA_CHECK_LAUNCH();
+    }
+    if (!distributed) return;
+    if (!drifts_before_force(integrator)) gather(Dim);
+    cells_of_all_bodies<<<blocks_for(this->problem_.n, kIntegrateBlock), kIntegrateBlock>>>(
+        position_[0].data(), position_[1].data(), cells, this->constants_);
     NBODY_CUDA_CHECK_LAUNCH();
 }
 
 template <class Real, int Dim>
 void SoaSimulation<Real, Dim>::download_bodies(BodiesT<Real>& state) {
-    state = BodiesT<Real>(this->problem_.n, Dim);
+    const std::size_t n = this->problem_.n;
+    state = BodiesT<Real>(n, Dim);
     for (int k = 0; k < Dim; ++k) {
-        position_[k].copy_to_host(state.position(k).data());
+        position_[k].copy_to_host(state.position(k).data(), n);
         velocity_[k].copy_to_host(state.velocity(k).data());
     }
-    mass_.copy_to_host(state.m.data());
+    mass_.copy_to_host(state.m.data(), n);
 }
 
 template void require_state_of<float>(const Problem&, const BodiesT<float>&);

@@ -5,7 +5,8 @@
 // float64. Two compile-time knobs: the inner-loop unroll factor (0: the compiler's choice) and
 // bodies i per thread (each staged body j then serves several i from registers). A launch may
 // split the bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's
-// block adds its partial pull with atomicAdd (gridDim.y == 1: a plain store).
+// block adds its partial pull with atomicAdd (gridDim.y == 1: a plain store). The bodies i are
+// `targets` (a rank's owned block when distributed, all N in one process); the bodies j all N.
 //
 // Where each piece is compiled: float4.cu holds the simulation (packing, slicing, launch) and
 // cuda.float4's kernels; unrolled.cu the kernels with the `unroll` and `bodies_per_thread`
@@ -88,15 +89,15 @@ __device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
 
 template <class Real, int Dim, int Unroll, int BodiesPerThread>
 __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, Vec<Real, Dim>* __restrict__ pull_out,
-                                  DeviceConstants<Real> c) {
+                                  BodyRange targets, DeviceConstants<Real> c) {
     extern __shared__ __align__(32) unsigned char tile_bytes[];
     PackedBody<Real>* tile = reinterpret_cast<PackedBody<Real>*>(tile_bytes);
-    const int first = blockIdx.x * blockDim.x * BodiesPerThread + threadIdx.x;
+    const int first = targets.first + blockIdx.x * blockDim.x * BodiesPerThread + threadIdx.x;
     Vec<Real, Dim> pi[BodiesPerThread], a[BodiesPerThread];
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        pi[b] = packed_position<Real, Dim>(i < c.n ? bodies[i] : PackedBody<Real>{});
+        pi[b] = packed_position<Real, Dim>(i < targets.end ? bodies[i] : PackedBody<Real>{});
         a[b] = Vec<Real, Dim>{};
     }
     // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
@@ -125,7 +126,7 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        if (i >= c.n) continue;
+        if (i >= targets.end) continue;
         if (gridDim.y == 1) {
             pull_out[i] = a[b];
         } else {
