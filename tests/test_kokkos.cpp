@@ -483,6 +483,7 @@ constexpr int kForkedMapSize = 6;
 // What a rank hands back, in double (exact for float32 states too).
 struct ForkedRankResult {
     int finished;  // 1 once written
+    int gathers;   // all-gather calls (one per axis and gather)
     char error[256];
     double position[3][kMaxForkedBodies];
     double velocity[3][kMaxForkedBodies];
@@ -535,6 +536,7 @@ private:
         fits(all.size_bytes());
         T* shared = reinterpret_cast<T*>(area_.exchange);
         const BodyBlock own = d.block(rank_);
+        ++area_.result[rank_].gathers;
         wait();
         std::copy(all.begin() + own.first, all.begin() + own.first + own.count, shared + own.first);
         wait();
@@ -656,6 +658,8 @@ void expect_distributed_equals_single_rank(const VariantDescriptor& v, const Tun
             ADD_FAILURE() << rank << " did not finish: " << got.error;
             continue;
         }
+        // The ranks did exchange: positions and masses at upload, the positions after every step.
+        EXPECT_GE(got.gathers, (initial.dim + 1) + kSteps * initial.dim) << rank;
         const BodyBlock own = decomposition.block(r);
         for (int k = 0; k < initial.dim; ++k)
             for (std::size_t i = 0; i < initial.size(); ++i) {
