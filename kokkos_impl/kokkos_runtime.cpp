@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include "kokkos_simulation.hpp"
 
@@ -31,17 +32,19 @@ Availability availability() {
 #endif
 }
 
-void ensure_initialized() {
+void ensure_initialized(int device) {
     static std::once_flag once;
-    std::call_once(once, [] {
+    std::call_once(once, [device] {
         if (Kokkos::is_initialized()) return;
         const Availability a = availability();
         if (!a.available) throw std::runtime_error(a.reason);
-        // Thread counts and devices come from the environment (OMP_NUM_THREADS, KOKKOS_* ...).
+        // Thread counts and devices come from the environment (OMP_NUM_THREADS, KOKKOS_* ...),
+        // except a device the caller names (a rank's GPU, that of its device communicator).
         char program[] = "nbody";
         char quiet[] = "--kokkos-disable-warnings";
-        char* argv[] = {program, quiet, nullptr};
-        int argc = 2;
+        std::string device_argument = "--kokkos-device-id=" + std::to_string(device);
+        char* argv[] = {program, quiet, device_argument.data(), nullptr};
+        int argc = device >= 0 ? 3 : 2;
         Kokkos::initialize(argc, argv);
         std::atexit([] {
             if (Kokkos::is_initialized()) Kokkos::finalize();

@@ -2,8 +2,9 @@
 // What the Kokkos variants share, templated on the execution space and the workload's real type and
 // dimension: the runtime (initialised once, lazily), the spaces this Kokkos has, the device state
 // in Views (one per axis), the step's halves and the activity map (kept incrementally, or
-// recounted with atomics or a ScatterView: the `map` tuning). A variant supplies only its pull kernel (one file per variant). Valid for Kokkos
-// 3.4 through 4.x.
+// recounted with atomics or a ScatterView: the `map` tuning), and over several ranks the gathers of
+// the positions (docs/scaling.md). A variant supplies only its pull kernel (one file per variant).
+// Valid for Kokkos 3.4 through 4.x.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_ScatterView.hpp>
 
@@ -11,11 +12,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
@@ -23,8 +27,9 @@
 namespace nbody::kokkos {
 
 // Initialises Kokkos on first use (every enabled space at once, as Kokkos does) and finalises it
-// at exit. Throws std::runtime_error when availability() says no.
-void ensure_initialized();
+// at exit. Throws std::runtime_error when availability() says no. `device`: the GPU Kokkos' CUDA
+// space is to use (the device communicator's), -1 to leave the choice to Kokkos.
+void ensure_initialized(int device = -1);
 // Kokkos::initialize starts every enabled backend and aborts the process when one cannot start
 // (a CUDA-enabled Kokkos on a machine without a GPU): checked here first, with the reason.
 Availability availability();
@@ -72,9 +77,10 @@ void for_each_space(Visit visit) {
 // never is while eps > 0. On the host, 1/sqrt compiled with kokkos_impl's math flags: GCC's
 // hardware estimate plus one Newton step (rsqrtps for 128/256-bit vectors; for 512-bit ones GCC 12
 // emits a sqrt estimate and a reciprocal estimate, each refined).
-// double: no float32 estimate on any space (SPEC §2). On the GPU CUDA's double rsqrt(), the
-// function cuda_impl's float64 kernels call (a float64 estimate refined in float64, within 1 ulp;
-// no IEEE square root and division, which cost several times its FP64 instructions). On the host
+// double: no float32 estimate on any space (SPEC §2). On the GPU the arithmetic of CUDA's double
+// rsqrt() without its range check, as cuda_impl's float64 kernels (a float64 estimate refined in
+// float64, within 1 ulp; no IEEE square root and division, which cost several times its FP64
+// instructions). On the host
 // the correctly rounded 1/sqrt: GCC has no double reciprocal-square-root estimate on x86 (rsqrt
 // patterns exist for float vectors and AVX512ER only), so the math flags leave sqrtsd/sqrtpd +
 // divsd/divpd.
@@ -90,7 +96,16 @@ struct InvSqrt {
     }
     KOKKOS_INLINE_FUNCTION double operator()(double v) const {
 #if defined(__CUDA_ARCH__)
-        return ::rsqrt(v);
+        // CUDA's rsqrt(double) without its range check (cuda_impl/interaction.cuh's
+        // rsqrt_of_normal, the same instructions): the MUFU.RSQ64H estimate, then the library's
+        // third-order refinement y + y e (1/2 + 3/8 e), e = 1 - v y^2 (5 FP64 instructions). The
+        // library branches around a slow path for zero, subnormal and infinite v; its convergence
+        // region per call keeps nvcc from interleaving the bodies' FP64 chains. v = r^2 + eps2 is
+        // finite and >= eps2 > 0, so the branch is never taken.
+        double y;
+        asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(v));
+        const double e = ::fma(-v * y, y, 1.0);
+        return ::fma(y * e, ::fma(0.375, e, 0.5), y);
 #else
         return 1.0 / std::sqrt(v);
 #endif
@@ -197,10 +212,11 @@ std::unique_ptr<Simulation> create_for_workload(const Problem& problem, const Tu
     }
 }
 
-// The descriptor fields every Kokkos variant fills the same way.
+// The descriptor fields every Kokkos variant fills the same way. `distributed`: its pull kernel
+// sums only the owned block (KokkosSimulation::owned()), so it runs one simulation over ranks.
 template <class Space, template <class, class, int> class Sim>
 VariantDescriptor describe_variant(const std::string& variant, const std::string& description,
-                                   std::vector<TuningParameter> tunings) {
+                                   std::vector<TuningParameter> tunings, bool distributed = false) {
     tunings.push_back(map_tuning());
     return {.id = "kokkos." + variant + "@" + SpaceName<Space>::value,
             .backend = "kokkos",
@@ -209,6 +225,7 @@ VariantDescriptor describe_variant(const std::string& variant, const std::string
             .tunings = std::move(tunings),
             .max_n = 0,
             .runs_on_gpu = kRunsOnGpu<Space>,
+            .distributed = distributed,
             .workloads = WorkloadSupport::every(),
             .availability = &availability,
             .create = &create_for_workload<Sim, Space>};
@@ -221,10 +238,10 @@ using CountScatter = Kokkos::Experimental::ScatterView<int*, typename DeviceCoun
 // tunings on that space.
 template <template <class, class, int> class Sim, class Tunings>
 void register_for_each_space(Registry& registry, const std::string& variant, const std::string& description,
-                             Tunings tunings) {
+                             Tunings tunings, bool distributed = false) {
     for_each_space([&](auto tag) {
         using Space = typename decltype(tag)::type;
-        registry.add(describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>)));
+        registry.add(describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), distributed));
     });
 }
 
@@ -258,13 +275,20 @@ struct Motion {
     DeviceAxes<Space, Real, Dim> p, v, pull;
 };
 
-// Advance before force on every body (leapfrog only: Euler has nothing to do then). Public free
-// functions: nvcc's extended lambdas must not live in private member functions.
+// The bodies [first, end) this rank integrates: all N without ranks.
+struct OwnedRange {
+    int first, end;
+    KOKKOS_INLINE_FUNCTION bool contains(int i) const { return i >= first && i < end; }
+};
+
+// Advance before force on the owned bodies (leapfrog only: Euler has nothing to do then). Public
+// free functions: nvcc's extended lambdas must not live in private member functions.
 template <class Space, class Real, int Dim>
-void advance_before_force_all(const Space& space, Motion<Space, Real, Dim> s, int n, Integrator integrator, Real G,
-                              Real dt) {
+void advance_before_force_owned(const Space& space, Motion<Space, Real, Dim> s, OwnedRange owned,
+                                Integrator integrator, Real G, Real dt) {
     Kokkos::parallel_for(
-        "nbody::kokkos::advance_before_force", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+        "nbody::kokkos::advance_before_force", Kokkos::RangePolicy<Space>(space, owned.first, owned.end),
+        KOKKOS_LAMBDA(const int i) {
             Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
             advance_before_force(integrator, p, v, load(s.pull, i), G, dt);
             store(s.p, i, p);
@@ -272,8 +296,9 @@ void advance_before_force_all(const Space& space, Motion<Space, Real, Dim> s, in
         });
 }
 
-// What the kernel after the pulls does to each body besides finding its cell: one kernel per step
-// instead of one per half and one to clear the pulls.
+// What the kernel after the pulls does to each owned body besides finding its cell: one kernel per
+// step instead of one per half and one to clear the pulls. The other ranks' bodies (over several
+// ranks) only have their cell found, from the positions gathered this step.
 template <class Real>
 struct StepEnd {
     Integrator integrator;
@@ -281,11 +306,13 @@ struct StepEnd {
     bool advance;            // advance after force (false at upload: the map of the initial positions)
     bool next_before_force;  // leapfrog: the next step's first half too, with the same pull
     bool zero_pulls;         // leave the pulls zero for a pull kernel that adds into them
+    OwnedRange owned;
 };
 
 // Body i's end of step (StepEnd); returns the activity cell of its positions after the step.
 template <class Space, class Real, int Dim>
 KOKKOS_INLINE_FUNCTION int end_step(const Motion<Space, Real, Dim>& s, int i, int d, const StepEnd<Real>& e) {
+    if (!e.owned.contains(i)) return activity_cell(s.p[0](i), s.p[1](i), d);
     Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
     const Vec<Real, Dim> pull = load(s.pull, i);
     if (e.advance) advance_after_force(e.integrator, p, v, pull, e.G, e.dt);
@@ -381,11 +408,30 @@ void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
         });
 }
 
+// The end of step of the owned bodies without counting (Euler over several ranks: the map waits
+// for the positions gathered after it).
+template <class Space, class Real, int Dim>
+void end_step_owned(const Space& space, Motion<Space, Real, Dim> s, int d, StepEnd<Real> e) {
+    Kokkos::parallel_for(
+        "nbody::kokkos::end_step_owned", Kokkos::RangePolicy<Space>(space, e.owned.first, e.owned.end),
+        KOKKOS_LAMBDA(const int i) { end_step(s, i, d, e); });
+}
+
 // The state of one simulation of one workload (Real, Dim) in Views of the space's memory; a
 // variant adds compute_pulls(). A step: advance before force, pulls, advance after force with
 // the map's counting (SPEC §2). Per step on a map=incremental simulation: the pull kernel, one
 // kernel for the rest of the step (the next step's first half fused in) and the map's rewrite,
 // queued on the space without a fence.
+//
+// Over several ranks (Problem::distribution, docs/scaling.md) the rank integrates its owned()
+// block, and the positions of all N are gathered right after the drift: leapfrog at the start of a
+// step (the drift ran in the previous step's last kernel or in advance_before_force_owned), Euler
+// after a kernel that ends the owned bodies' step, before the map of all N is counted. Positions
+// and masses hold gather_capacity() elements (a device all-gather of equal blocks writes there);
+// the velocities and pulls of other ranks' bodies are never used. Host spaces gather through the
+// host communicator on the Views' memory, CUDA through the device communicator on the space's
+// stream. A variant whose pull kernel sums every body, not just owned(), gives the same results,
+// only redundantly.
 template <class Space, class Real, int Dim>
 class KokkosSimulation : public SimulationOf<Real> {
 public:
@@ -393,16 +439,19 @@ public:
     using SimulationOf<Real>::download;
 
     KokkosSimulation(const Problem& problem, const TuningValues& tuning)
-        : problem_((ensure_initialized(), problem)),
+        : problem_((ensure_initialized(device_of(problem.distribution)), problem)),
+          decomposition_(decomposition_of(problem)),
+          owned_(owned_block(problem)),
           n_(checked_body_count(problem.n)),
           d_(problem.d),
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
-          motion_{axes("p"), axes("v"), axes("pull")},
-          m_("m", problem.n),
+          motion_{axes("p", decomposition_.gather_capacity()), axes("v", problem.n), axes("pull", problem.n)},
+          m_("m", decomposition_.gather_capacity()),
           map_{DeviceCounts<Space>("counts", cells()), DeviceCounts<Space>("cell", per_body_cells()),
                DeviceCounts<Space>("moved_from", per_body_cells()), DeviceReals<Space, float>("map", cells()),
                activity_scale(problem.n, problem.d)} {
         if (map_strategy_ == MapStrategy::scatter_view) scatter_ = CountScatter<Space>(map_.counts);
+        check_distribution();
     }
 
     void upload(const BodiesT<Real>& initial) final {
@@ -410,15 +459,20 @@ public:
             throw std::logic_error("upload of " + std::to_string(initial.size()) + " bodies in " +
                                    std::to_string(initial.dim) + "D to a simulation of " + std::to_string(problem_.n) +
                                    " in " + std::to_string(Dim) + "D");
+        std::vector<DeviceReals<Space, Real>> positions_and_masses;
         for (int k = 0; k < Dim; ++k) {
             copy_in(motion_.p[k], initial.position(k));
             copy_in(motion_.v[k], initial.velocity(k));
+            positions_and_masses.push_back(motion_.p[k]);
         }
         copy_in(m_, initial.m);
+        positions_and_masses.push_back(m_);
+        // Every rank holds the same whole state; the gather makes each owner's block the one all use.
+        gather(positions_and_masses);
         pulls_zero_ = false;
         if (needs_initial_pull(integrator())) pull_kernel();
         // Every strategy starts from a full count (map=incremental keeps the cells from here on).
-        const StepEnd<Real> map_only{integrator(), G(), dt(), false, false, false};
+        const StepEnd<Real> map_only = step_end(false, false, false);
         if (map_strategy_ == MapStrategy::scatter_view)
             end_step_and_count_scatter(space_, motion_, map_, scatter_, n_, d_, map_only);
         else
@@ -432,12 +486,21 @@ public:
         for (int s = 0; s < steps; ++s) {
             const bool last = s + 1 == steps;
             // The later steps' first halves run in the previous step's last kernel.
-            if (leapfrog && s == 0) advance_before_force_all(space_, motion_, n_, integrator(), G(), dt());
+            if (leapfrog && s == 0) advance_before_force_owned(space_, motion_, owned_range(), integrator(), G(), dt());
+            if (leapfrog) gather_positions();  // after the drift
             pull_kernel();
             // The pulls are consumed here unless a later advance() still needs them (leapfrog's
             // first half kick of its first step).
             const bool pulls_consumed = !leapfrog || !last;
-            end_step_and_map({integrator(), G(), dt(), true, leapfrog && !last, adds_into_pulls() && pulls_consumed});
+            const StepEnd<Real> end = step_end(true, leapfrog && !last, adds_into_pulls() && pulls_consumed);
+            if (spans_ranks() && !leapfrog) {
+                end_step_owned(space_, motion_, d_, end);
+                gather_positions();  // after the drift
+                end_step_and_map(step_end(false, false, false));
+            } else {
+                end_step_and_map(end);
+            }
+            pulls_zero_ = end.zero_pulls;
         }
     }
 
@@ -455,9 +518,9 @@ public:
     }
 
 protected:
-    // Writes the summed pull (without G) on every body into pulls() from positions() and
-    // masses(), which stay unchanged meanwhile (the step's snapshot). A variant that adds into
-    // pulls() calls zero_pulls() first and says so in adds_into_pulls().
+    // Writes the summed pull (without G) on every owned() body into pulls() from positions() and
+    // masses() of all n() bodies, which stay unchanged meanwhile (the step's snapshot). A variant
+    // that adds into pulls() calls zero_pulls() first and says so in adds_into_pulls().
     virtual void compute_pulls() = 0;
     // True when compute_pulls() adds into pulls(): the step's last kernel then leaves them zero
     // where it can, so that zero_pulls() has nothing to do.
@@ -471,8 +534,13 @@ protected:
 
     const Space& space() const { return space_; }
     int n() const { return n_; }
+    // The bodies whose pulls this rank computes: all n() without ranks.
+    OwnedRange owned_range() const {
+        return {static_cast<int>(owned_.first), static_cast<int>(owned_.first + owned_.count)};
+    }
     const Workload& workload() const { return problem_.workload; }
     Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
+    // Views of gather_capacity() >= n() elements (the first n() are the bodies).
     DeviceAxes<Space, Real, Dim> positions() const { return motion_.p; }
     DeviceReals<Space, Real> masses() const { return m_; }
     DeviceAxes<Space, Real, Dim> pulls() const { return motion_.pull; }
@@ -483,22 +551,81 @@ private:
     Integrator integrator() const { return problem_.workload.integrator; }
     Real G() const { return static_cast<Real>(problem_.constants.G); }
     Real dt() const { return static_cast<Real>(problem_.constants.dt); }
+    bool spans_ranks() const { return problem_.distribution.spans_ranks(); }
 
-    DeviceAxes<Space, Real, Dim> axes(const std::string& name) const {
+    StepEnd<Real> step_end(bool advance, bool next_before_force, bool zero) const {
+        return {integrator(), G(), dt(), advance, next_before_force, zero, owned_range()};
+    }
+
+    // The GPU Kokkos is to use: the device communicator's, so that the gathers and the kernels
+    // share one device.
+    static int device_of(const Distribution& distribution) {
+        if (!kRunsOnGpu<Space> || !distribution.spans_ranks() || distribution.device == nullptr) return -1;
+        return distribution.device->device();
+    }
+
+    // UsageError when the ranks cannot be served: a GPU space without device collectives, or a
+    // Kokkos already running on another GPU than the device communicator's.
+    void check_distribution() const {
+        if (!spans_ranks()) return;
+        if constexpr (kRunsOnGpu<Space>) {
+            const Distribution& distribution = problem_.distribution;
+            const std::string id = std::string("kokkos@") + SpaceName<Space>::value;
+            if (distribution.device == nullptr)
+                throw UsageError(id + " over " + std::to_string(distribution.ranks()) +
+                                 " ranks needs device collectives (NCCL or host-staged); this run has none");
+#ifdef KOKKOS_ENABLE_CUDA
+            const int device = distribution.device->device();
+            if (device >= 0 && device != space_.cuda_device())
+                throw UsageError(id + " on rank " + std::to_string(distribution.rank()) + " runs on GPU " +
+                                 std::to_string(space_.cuda_device()) + " (Kokkos was started before) but its "
+                                 "device collectives use GPU " + std::to_string(device));
+#endif
+        }
+    }
+
+    DeviceAxes<Space, Real, Dim> axes(const std::string& name, std::size_t size) const {
         static constexpr const char* kAxis[] = {"x", "y", "z"};
         DeviceAxes<Space, Real, Dim> out;
-        for (int k = 0; k < Dim; ++k) out.c[k] = DeviceReals<Space, Real>(name + kAxis[k], problem_.n);
+        for (int k = 0; k < Dim; ++k) out.c[k] = DeviceReals<Space, Real>(name + kAxis[k], size);
         return out;
     }
 
+    // The first from.size() elements of `to` (the bodies; a gathered View holds padding after them).
     template <class T>
     void copy_in(Kokkos::View<T*, typename Space::memory_space> to, const std::vector<T>& from) {
-        Kokkos::deep_copy(space_, to, HostConstReals<T>(from.data(), from.size()));
+        Kokkos::deep_copy(space_, Kokkos::subview(to, std::make_pair(std::size_t{0}, from.size())),
+                          HostConstReals<T>(from.data(), from.size()));
     }
     template <class T>
     void copy_out(std::vector<T>& to, Kokkos::View<T*, typename Space::memory_space> from) {
-        Kokkos::deep_copy(space_, HostReals<T>(to.data(), to.size()), from);
+        Kokkos::deep_copy(space_, HostReals<T>(to.data(), to.size()),
+                          Kokkos::subview(from, std::make_pair(std::size_t{0}, to.size())));
         space_.fence();
+    }
+
+    // Every rank's block of each View onto every rank (nothing without ranks).
+    void gather(const std::vector<DeviceReals<Space, Real>>& views) {
+        if (!spans_ranks()) return;
+        const Distribution& distribution = problem_.distribution;
+        if constexpr (kRunsOnGpu<Space>) {
+#ifdef KOKKOS_ENABLE_CUDA
+            // Queued on the space's stream after the kernels that wrote the blocks, and before the
+            // next ones: no fence.
+            std::vector<Real*> buffers;
+            for (const auto& view : views) buffers.push_back(view.data());
+            distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
+                                                    static_cast<void*>(space_.cuda_stream()));
+#endif
+        } else {
+            space_.fence();  // the blocks written before the host collective reads them
+            for (const auto& view : views)
+                distribution.host->allgather_in_place(std::span<Real>(view.data(), problem_.n), decomposition_);
+        }
+    }
+    void gather_positions() {
+        if (!spans_ranks()) return;
+        gather(std::vector<DeviceReals<Space, Real>>(motion_.p.c, motion_.p.c + Dim));
     }
 
     void pull_kernel() {
@@ -521,10 +648,11 @@ private:
                 normalise_map(space_, map_);
                 break;
         }
-        pulls_zero_ = e.zero_pulls;
     }
 
     Problem problem_;
+    BlockDecomposition decomposition_;
+    BodyBlock owned_;
     Space space_;
     int n_, d_;
     MapStrategy map_strategy_;

@@ -3,13 +3,15 @@
 // bodies in tiles of `tile`, staged (position, mass) in scratch by the whole team; the block's bodies are
 // spread over the team's threads (one each when team_size == tile, the GPU case; all on one thread
 // with team_size 1, the host case, where the tile is a cache block). The partial sums live in
-// scratch too, so any team size works with any tile. On the GPU, `body_mapping` pair has each
-// thread sum two bodies against each staged load (register blocking, as cuda.unrolled), and
-// lanes2/lanes4 split a body's sum over a tile across vector lanes (a ThreadVectorRange reduction;
-// measured slower, kept as the hierarchical alternative). The last tile is padded with zero-mass
-// bodies, whose pull is exactly zero, so every thread reaches every barrier. `slices` splits the j
-// tiles over several teams per block (as cuda.sliced), each adding its partial pulls atomically,
-// so that small N still give every SM (or host thread) teams to run.
+// scratch too, so any team size works with any tile. `body_mapping` pair and quad have each
+// thread sum two or four bodies against each staged load (register blocking, as cuda.unrolled:
+// independent dependency chains, fewer loads per interaction), and on the GPU lanes2/lanes4 split
+// a body's sum over a tile across vector lanes (a ThreadVectorRange reduction; measured slower,
+// kept as the hierarchical alternative). The last tile is padded with zero-mass bodies, whose pull
+// is exactly zero, so every thread reaches every barrier. `slices` splits the j tiles over several
+// teams per block (as cuda.sliced), each adding its partial pulls atomically, so that small N still
+// give every SM (or host thread) teams to run. Over several ranks the blocks cover only the rank's
+// own bodies (KokkosSimulation::owned_range()) and the tiles all N: the variant is distributed.
 #include <string>
 
 #include "kokkos_simulation.hpp"
@@ -63,36 +65,43 @@ std::size_t team_tiled_scratch_bytes(int tile) {
 #endif
 
 // The number of slices that gives the space two teams per thread it can run at once (two waves of
-// full teams on the GPU), at most one slice per tile.
+// full teams on the GPU), at most one slice per tile; `bodies` are those whose pulls are summed.
 template <class Space>
-int auto_slices(const Space& space, int n, int team_size, int tile) {
-    const long blocks = (n + tile - 1) / tile;
+int auto_slices(const Space& space, int bodies, int team_size, int tile) {
+    const long blocks = (bodies + tile - 1) / tile;
+    if (blocks == 0) return 1;  // a rank with an empty block
     const long wanted_teams = 2L * space.concurrency() / team_size;
     const long slices = (wanted_teams + blocks - 1) / blocks;
     return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
 }
 
-// Launches the pull kernel (with slices > 1 it adds into pulls zeroed before); given
-// `largest_team`, only stores there the largest team size Kokkos can launch it with (the check at
-// creation).
-template <class Space, class Real, int Dim>
+// nvcc unrolls a thread's loop over its bodies completely (host compilers: NBODY_UNROLL_AXES's
+// choice), so that their positions and sums stay in registers.
+#define NBODY_KOKKOS_UNROLL_BODIES NBODY_UNROLL_AXES
+
+// Launches the pull kernel on the bodies `owned` (against all n, in tiles staged by the team; with
+// slices > 1 it adds into pulls zeroed before); given `largest_team`, only stores there the largest
+// team size Kokkos can launch it with (the check at creation). Each thread sums BodiesPerThread
+// bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
+// per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
+template <int BodiesPerThread, class Space, class Real, int Dim>
 void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                      DeviceAxes<Space, Real, Dim> pull, int n, Real eps2, int team_size, int tile, int vector_length,
-                      int bodies_per_thread, int slices, int* largest_team = nullptr) {
+                      DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned, Real eps2, int team_size, int tile,
+                      int vector_length, int slices, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     using Body = TileBody<Real, Dim>;
     using Sum = Pull<Real, Dim>;
-    const int blocks = (n + tile - 1) / tile;
-    const int tiles_per_slice = (blocks + slices - 1) / slices;
+    const int blocks = (owned.end - owned.first + tile - 1) / tile;
+    const int tiles_per_slice = ((n + tile - 1) / tile + slices - 1) / slices;
     const auto policy =
         Policy(space, blocks * slices, team_size, vector_length)
             .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
         const Scratch<Space, Body> staged(team.team_scratch(0), tile);
         const Scratch<Space, Sum> partial(team.team_scratch(0), tile);
-        const int block_start = (team.league_rank() % blocks) * tile;
-        const int block_size = n - block_start < tile ? n - block_start : tile;
+        const int block_start = owned.first + (team.league_rank() % blocks) * tile;
+        const int block_size = owned.end - block_start < tile ? owned.end - block_start : tile;
         const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
         const int slice_stop = slice_start + tiles_per_slice * tile;
         const int slice_end = slice_stop < n ? slice_stop : n;
@@ -104,42 +113,51 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
                                      staged(k) = j < n ? tile_body(p, m, j) : Body{};
                                  });
             team.team_barrier();
-            // A thread takes body k, and with two bodies per thread also body k + groups: both
-            // sums share each staged load (register blocking, as cuda.unrolled).
-            const int groups = bodies_per_thread == 2 ? (block_size + 1) / 2 : block_size;
+            // Thread k takes the block's bodies k, k + groups, ... (neighbouring threads, neighbouring
+            // bodies); a short last group sums zeros for its missing bodies and keeps nothing.
+            const int groups = (block_size + BodiesPerThread - 1) / BodiesPerThread;
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
-                const Vec<Real, Dim> pi = load(p, block_start + k);
-                Sum sum = partial(k);
-                if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
-                    Sum tile_sum;
-                    Kokkos::parallel_reduce(
-                        Kokkos::ThreadVectorRange(team, tile),
-                        [&](const int t, Sum& lane_sum) {
+                if constexpr (BodiesPerThread == 1) {
+                    const Vec<Real, Dim> pi = load(p, block_start + k);
+                    Sum sum = partial(k);
+                    if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
+                        Sum tile_sum;
+                        Kokkos::parallel_reduce(
+                            Kokkos::ThreadVectorRange(team, tile),
+                            [&](const int t, Sum& lane_sum) {
+                                const Body b = staged(t);
+                                accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
+                            },
+                            tile_sum);
+                        sum += tile_sum;
+                    } else {  // a plain loop the compiler unrolls
+                        NBODY_KOKKOS_UNROLL_TILE
+                        for (int t = 0; t < tile; ++t) {
                             const Body b = staged(t);
-                            accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
-                        },
-                        tile_sum);
-                    sum += tile_sum;
-                } else if (bodies_per_thread == 1) {  // a plain loop the compiler unrolls
-                    NBODY_KOKKOS_UNROLL_TILE
-                    for (int t = 0; t < tile; ++t) {
-                        const Body b = staged(t);
-                        accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
+                            accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
+                        }
                     }
+                    Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
                 } else {
-                    const int k2 = k + groups;
-                    const bool second = k2 < block_size;  // an odd block leaves the last thread one body
-                    const Vec<Real, Dim> pi2 = second ? load(p, block_start + k2) : Vec<Real, Dim>{};
-                    Sum sum2 = second ? partial(k2) : Sum{};
+                    Vec<Real, Dim> pi[BodiesPerThread];
+                    Sum sum[BodiesPerThread];
+                    NBODY_KOKKOS_UNROLL_BODIES
+                    for (int u = 0; u < BodiesPerThread; ++u) {
+                        const int body = k + u * groups;
+                        pi[u] = body < block_size ? load(p, block_start + body) : Vec<Real, Dim>{};
+                        sum[u] = body < block_size ? partial(body) : Sum{};
+                    }
                     NBODY_KOKKOS_UNROLL_TILE
                     for (int t = 0; t < tile; ++t) {
                         const Body b = staged(t);
-                        accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
-                        accumulate_pull(pi2, b.position(), b.mass(), eps2, sum2, InvSqrt{});
+                        NBODY_KOKKOS_UNROLL_BODIES
+                        for (int u = 0; u < BodiesPerThread; ++u)
+                            accumulate_pull(pi[u], b.position(), b.mass(), eps2, sum[u], InvSqrt{});
                     }
-                    if (second) partial(k2) = sum2;
+                    NBODY_KOKKOS_UNROLL_BODIES
+                    for (int u = 0; u < BodiesPerThread; ++u)
+                        if (k + u * groups < block_size) partial(k + u * groups) = sum[u];
                 }
-                Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
             });
             team.team_barrier();
         }
@@ -155,12 +173,12 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
     };
     if (largest_team != nullptr)
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
-    else
+    else if (blocks > 0)
         Kokkos::parallel_for("nbody::kokkos::team_tiled", policy, kernel);
 }
 
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
-// numbers, because vector lanes and two bodies per thread exclude each other.
+// numbers, because vector lanes and several bodies per thread exclude each other.
 struct BodyMapping {
     int vector_length;
     int bodies_per_thread;
@@ -168,6 +186,7 @@ struct BodyMapping {
 
 inline BodyMapping body_mapping_of(const std::string& name) {
     if (name == "pair") return {1, 2};
+    if (name == "quad") return {1, 4};
     if (name == "lanes2") return {2, 1};
     if (name == "lanes4") return {4, 1};
     return {1, 1};  // "thread"
@@ -175,17 +194,18 @@ inline BodyMapping body_mapping_of(const std::string& name) {
 
 // tile=auto: blocks of bodies small enough that small N still spread over many teams (a step there
 // is a few microseconds of launches; 512-body blocks left N = 1024 two blocks), 512 from N = 65536
-// where the larger tile is the faster one (docs/performance-kokkos.md, issue 14).
-inline int auto_tile(int n) {
-    if (n >= 65536) return 512;
-    if (n >= 32768) return 256;
+// where the larger tile is the faster one (docs/performance-kokkos.md, issue 14). `bodies`: those
+// whose pulls this rank sums.
+inline int auto_tile(int bodies) {
+    if (bodies >= 65536) return 512;
+    if (bodies >= 32768) return 256;
     return 128;
 }
 
-// team_size=auto: one thread per pair of the block's bodies with `pair`, else one per body, at
-// most 256 (the measured default of the other mappings).
+// team_size=auto: one thread per group of the block's bodies with `pair` and `quad`, else one per
+// body, at most 256 (the measured default of the other mappings).
 inline int auto_team_size(int tile, const BodyMapping& mapping) {
-    if (mapping.bodies_per_thread == 2) return tile / 2;
+    if (mapping.bodies_per_thread > 1) return tile / mapping.bodies_per_thread;
     return tile < 256 ? tile : 256;
 }
 
@@ -194,12 +214,12 @@ class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
         : KokkosSimulation<Space, Real, Dim>(problem, tuning),
-          tile_(tuning.at("tile") == "auto" ? auto_tile(this->n()) : static_cast<int>(tuning_int(tuning, "tile"))),
+          tile_(tuning.at("tile") == "auto" ? auto_tile(owned_bodies()) : static_cast<int>(tuning_int(tuning, "tile"))),
           mapping_(body_mapping_of(tuning.at("body_mapping"))),
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
-                      ? auto_slices(this->space(), this->n(), team_size_, tile_)
+                      ? auto_slices(this->space(), owned_bodies(), team_size_, tile_)
                       : static_cast<int>(tuning_int(tuning, "slices"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
@@ -220,10 +240,21 @@ private:
     }
     bool adds_into_pulls() const override { return slices_ > 1; }
 
+    int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
+
     // The launch, or the team size check (see team_tiled_pulls).
     void pull_kernel(int* largest_team = nullptr) const {
-        team_tiled_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2(),
-                         team_size_, tile_, mapping_.vector_length, mapping_.bodies_per_thread, slices_, largest_team);
+        switch (mapping_.bodies_per_thread) {
+            case 2: return launch<2>(largest_team);
+            case 4: return launch<4>(largest_team);
+            default: return launch<1>(largest_team);
+        }
+    }
+    template <int BodiesPerThread>
+    void launch(int* largest_team) const {
+        team_tiled_pulls<BodiesPerThread>(this->space(), this->positions(), this->masses(), this->pulls(), this->n(),
+                                          this->owned_range(), this->eps2(), team_size_, tile_,
+                                          mapping_.vector_length, slices_, largest_team);
     }
 
     int tile_;
@@ -238,25 +269,27 @@ void register_kokkos_team_tiled(Registry& registry) {
     // Host spaces run teams of one thread (Kokkos' host team size is the threads of one core).
     // GPU defaults: tile and team size from N (auto_tile, auto_team_size): from N = 65536 256
     // threads, each summing 2 of the team's 512 bodies against 512-body tiles, the fastest
-    // measured at N >= 65536; smaller tiles below (docs/performance-kokkos.md).
+    // measured at N >= 65536 in float32, and in float64 the count cuda.sliced measured best
+    // (2 > 4 > 1 bodies per thread); smaller tiles below (docs/performance-kokkos.md).
+    // Distributed: the pull kernel sums the rank's owned block only.
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
         [](bool gpu) {
             TuningParameter mapping{.name = "body_mapping",
-                                    .description = "thread: one body per thread; pair: two per thread, sharing "
-                                                   "each staged load; lanes2/lanes4: a body's tile split over "
-                                                   "2/4 vector lanes",
+                                    .description = "thread: one body per thread; pair/quad: two/four per thread, "
+                                                   "sharing each staged load (independent dependency chains); "
+                                                   "lanes2/lanes4: a body's tile split over 2/4 vector lanes",
                                     .default_value = gpu ? "pair" : "thread",
-                                    .allowed_values = {"thread"},
+                                    .allowed_values = {"thread", "pair", "quad"},
                                     .min_value = 0,
                                     .max_value = 0};
-            if (gpu) mapping.allowed_values = {"thread", "pair", "lanes2", "lanes4"};
+            if (gpu) mapping.allowed_values = {"thread", "pair", "quad", "lanes2", "lanes4"};
             TuningParameter team_size =
                 kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1, 1);
             TuningParameter tile =
                 kokkos::power_of_two_tuning("tile", "bodies per tile (and per team's block of bodies)", 32, 1024, 512);
             if (gpu) {
-                team_size.description += " (auto: tile / 2 with body_mapping=pair, else min(tile, 256))";
+                team_size.description += " (auto: tile / 2 with body_mapping=pair, tile / 4 with quad, else min(tile, 256))";
                 team_size.default_value = "auto";
                 team_size.allowed_values.insert(team_size.allowed_values.begin(), "auto");
                 tile.description += " (auto: 128 below N = 32768, 256 below 65536, else 512)";
@@ -272,7 +305,8 @@ void register_kokkos_team_tiled(Registry& registry) {
                                 "per thread the space runs at once)",
                  .default_value = "auto",
                  .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}}};
-        });
+        },
+        /*distributed=*/true);
 }
 
 }  // namespace nbody

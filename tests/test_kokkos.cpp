@@ -4,20 +4,34 @@
 // estimate + Newton, reordered sums) repeat themselves exactly on Serial; team_tiled gives the same
 // pulls whether the j tiles are split over teams or not; every map strategy gives the map of the
 // handed-back positions, and map=incremental equals a full recount bit for bit over many steps of
-// bodies leaving and re-entering the unit square; tunings outside a space's limits are refused.
+// bodies leaving and re-entering the unit square; tunings outside a space's limits are refused;
+// team_tiled with one, two and four bodies per thread follows the reference; and team_tiled over
+// several ranks (forked processes standing in for MPI ranks on Serial) hands back the single-rank
+// state, with uneven blocks and an empty trailing block.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
 #include <regex>
+#include <span>
 #include <sstream>
+#include <thread>
 #include <type_traits>
 #include <variant>
 
+#include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
@@ -411,8 +425,9 @@ TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
         EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"map", "private"}}), UsageError);
         if (space != "cuda") {  // host teams are one thread, without vector lanes
             EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"team_size", "2"}}), UsageError);
-            EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"body_mapping", "pair"}}), UsageError);
+            EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"body_mapping", "lanes2"}}), UsageError);
         }
+        EXPECT_THROW(Registry::resolve_tuning(*tiled, {{"body_mapping", "triple"}}), UsageError);
     }
     // A CUDA team holds at most 1024 threads (team_size x vector lanes).
     const VariantDescriptor* hierarchical = builtin_registry().find("kokkos.hierarchical@cuda");
@@ -426,6 +441,262 @@ TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
                                                 *tiled, {{"team_size", "512"}, {"body_mapping", "lanes4"}})),
                      UsageError);
     }
+}
+
+TEST(Kokkos, TeamTiledEveryBodiesPerThreadFollowsTheReference) {
+    // N = 101 in tiles of 32: four blocks, the last of 5 bodies, so that groups of 2 and 4 bodies
+    // per thread end short (a thread with fewer bodies than the count); slices 1 and 4 (the
+    // partial sums added atomically), every workload.
+    const std::vector<int> steps = {1, 10};
+    int checked = 0;
+    for (const VariantDescriptor* v : available_kokkos(false)) {
+        if (v->id.rfind("kokkos.team_tiled@", 0) != 0) continue;
+        for (const Workload& workload : all_workloads())
+            std::visit(
+                [&](const auto& initial) {
+                    const auto references = reference_states(initial, workload.integrator, steps);
+                    for (const char* mapping : {"thread", "pair", "quad"})
+                        for (const char* slices : {"1", "4"}) {
+                            // auto on the GPU: one thread per group of bodies (32 / bodies per thread).
+                            const std::string team_size = v->runs_on_gpu ? "auto" : "1";
+                            expect_follows_the_reference(*v,
+                                                         {{"tile", "32"},
+                                                          {"team_size", team_size},
+                                                          {"body_mapping", mapping},
+                                                          {"slices", slices}},
+                                                         initial, workload, steps, references);
+                            ++checked;
+                        }
+                },
+                generate_state(workload, 101, 13));
+    }
+    if (checked == 0) GTEST_SKIP() << "no team_tiled space can run here";
+}
+
+// The distributed mode without MPI: one forked process per rank, the collectives through shared
+// memory behind a process-shared barrier (what MPI does between ranks), so that the Serial build
+// checks the distributed step in CI. Sizes are the test's, small.
+constexpr std::size_t kMaxForkedBodies = 128;
+constexpr int kMaxForkedRanks = 4;
+constexpr int kForkedMapSize = 6;
+
+// What a rank hands back, in double (exact for float32 states too).
+struct ForkedRankResult {
+    int finished;  // 1 once written
+    int gathers;   // all-gather calls (one per axis and gather)
+    char error[256];
+    double position[3][kMaxForkedBodies];
+    double velocity[3][kMaxForkedBodies];
+    float map[kForkedMapSize * kForkedMapSize];
+};
+
+struct ForkedArea {
+    pthread_barrier_t barrier;
+    alignas(16) unsigned char exchange[kMaxForkedRanks * kMaxForkedBodies * sizeof(double)];
+    ForkedRankResult result[kMaxForkedRanks];
+};
+
+class ForkedCommunicator final : public Communicator {
+public:
+    ForkedCommunicator(ForkedArea& area, int rank, int size) : area_(area), rank_(rank), size_(size) {}
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    int local_rank() const override { return rank_; }
+    int local_size() const override { return size_; }
+    int nodes() const override { return 1; }
+    std::string describe() const override { return "forked processes (test)"; }
+    void allgather_in_place(std::span<float> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<double> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<std::int32_t> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allreduce_sum(std::span<std::int32_t> values) override { reduce(values); }
+    void allreduce_sum(std::span<std::int64_t> values) override { reduce(values); }
+    void broadcast(std::span<std::byte> bytes, int root) override {
+        fits(bytes.size_bytes());
+        wait();
+        if (rank_ == root) std::memcpy(area_.exchange, bytes.data(), bytes.size_bytes());
+        wait();
+        std::memcpy(bytes.data(), area_.exchange, bytes.size_bytes());
+    }
+    void barrier() override { wait(); }
+    [[noreturn]] void abort_all(int exit_status, std::string_view message) override {
+        std::fprintf(stderr, "rank %d of %d: %.*s\n", rank_, size_, static_cast<int>(message.size()), message.data());
+        ::_exit(exit_status == 0 ? 1 : exit_status);
+    }
+
+private:
+    void wait() { pthread_barrier_wait(&area_.barrier); }
+    void fits(std::size_t bytes) const {
+        if (bytes > sizeof(area_.exchange)) throw std::logic_error("the forked exchange holds fewer bytes");
+    }
+    // Each rank writes its block into the shared array, then copies every block back. The first
+    // barrier keeps a rank from writing while another still reads the previous exchange.
+    template <class T>
+    void gather(std::span<T> all, const BlockDecomposition& d) {
+        if (all.size() != d.bodies()) throw UsageError("all-gather of a span that is not the decomposition's bodies");
+        fits(all.size_bytes());
+        T* shared = reinterpret_cast<T*>(area_.exchange);
+        const BodyBlock own = d.block(rank_);
+        ++area_.result[rank_].gathers;
+        wait();
+        std::copy(all.begin() + own.first, all.begin() + own.first + own.count, shared + own.first);
+        wait();
+        std::copy(shared, shared + all.size(), all.begin());
+    }
+    template <class T>
+    void reduce(std::span<T> values) {
+        fits(values.size_bytes() * size_);
+        T* shared = reinterpret_cast<T*>(area_.exchange);
+        wait();
+        std::copy(values.begin(), values.end(), shared + rank_ * values.size());
+        wait();
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            T sum = 0;
+            for (int r = 0; r < size_; ++r) sum += shared[r * values.size() + i];
+            values[i] = sum;
+        }
+    }
+
+    ForkedArea& area_;
+    int rank_, size_;
+};
+
+// `steps` steps of `initial` over the problem's ranks: 1 step, then the others (leapfrog carries
+// its first half kick across advance() calls, and fuses it into the step's last kernel within one).
+template <class Real>
+Outcome<Real> simulate_in_two_calls(const VariantDescriptor& v, const TuningValues& tuning, const Workload& workload,
+                                    const BodiesT<Real>& initial, int steps, const Distribution& distribution) {
+    const Problem problem{.n = initial.size(),
+                          .d = kForkedMapSize,
+                          .constants = {},
+                          .workload = workload,
+                          .distribution = distribution};
+    auto sim = v.create(problem, Registry::resolve_tuning(v, tuning));
+    sim->upload(initial);
+    sim->advance(1);
+    sim->advance(steps - 1);
+    sim->synchronize();
+    Outcome<Real> out;
+    sim->download(out.state, out.map);
+    return out;
+}
+
+// Rank `rank` of a distributed simulation (child process), its state written to its result.
+template <class Real>
+void run_forked_rank(ForkedArea& area, int rank, int ranks, const VariantDescriptor& v, const TuningValues& tuning,
+                     const Workload& workload, const BodiesT<Real>& initial, int steps) {
+    ForkedRankResult& out = area.result[rank];
+    try {
+        ForkedCommunicator communicator(area, rank, ranks);
+        const auto [got, map] =
+            simulate_in_two_calls(v, tuning, workload, initial, steps, {.host = &communicator, .device = nullptr});
+        for (int k = 0; k < initial.dim; ++k)
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                out.position[k][i] = got.position(k)[i];
+                out.velocity[k][i] = got.velocity(k)[i];
+            }
+        std::copy(map.begin(), map.end(), out.map);
+        out.finished = 1;
+    } catch (const std::exception& e) {
+        std::snprintf(out.error, sizeof(out.error), "%s", e.what());
+    }
+}
+
+// Runs `ranks` forked ranks of variant v and checks each against the single-rank run: every
+// position and the map equal on every rank, the velocities of its own block equal.
+template <class Real>
+void expect_distributed_equals_single_rank(const VariantDescriptor& v, const TuningValues& tuning,
+                                           const Workload& workload, const BodiesT<Real>& initial, int ranks) {
+    constexpr int kSteps = 5;
+    std::string what = v.id + " " + to_string(workload) + " N=" + std::to_string(initial.size()) + " over " +
+                       std::to_string(ranks) + " ranks";
+    for (const auto& [name, value] : tuning) what += " " + name + "=" + value;
+    ASSERT_LE(initial.size(), kMaxForkedBodies);
+    ASSERT_LE(ranks, kMaxForkedRanks);
+    // The single-rank run first: Kokkos is then started before the fork, in this process.
+    const Outcome<Real> single = simulate_in_two_calls(v, tuning, workload, initial, kSteps, {});
+
+    void* memory = ::mmap(nullptr, sizeof(ForkedArea), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(memory, MAP_FAILED);
+    auto* area = new (memory) ForkedArea{};
+    pthread_barrierattr_t shared;
+    pthread_barrierattr_init(&shared);
+    pthread_barrierattr_setpshared(&shared, PTHREAD_PROCESS_SHARED);
+    ASSERT_EQ(pthread_barrier_init(&area->barrier, &shared, static_cast<unsigned>(ranks)), 0);
+    std::vector<pid_t> children;
+    for (int r = 0; r < ranks; ++r) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            run_forked_rank(*area, r, ranks, v, tuning, workload, initial, kSteps);
+            ::_exit(0);
+        }
+        ASSERT_GT(pid, 0) << "fork";
+        children.push_back(pid);
+    }
+    // A rank that fails leaves the others in a barrier: bounded wait, then they are ended.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::size_t running = children.size();
+    while (running > 0 && std::chrono::steady_clock::now() < deadline) {
+        for (pid_t& pid : children)
+            if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
+                pid = 0;
+                --running;
+            }
+        if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    for (pid_t pid : children)
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    EXPECT_EQ(running, 0u) << what << ": ranks still running after 60 s";
+
+    const BlockDecomposition decomposition(initial.size(), ranks);
+    for (int r = 0; r < ranks; ++r) {
+        const ForkedRankResult& got = area->result[r];
+        const std::string rank = what + ", rank " + std::to_string(r);
+        if (!got.finished) {
+            ADD_FAILURE() << rank << " did not finish: " << got.error;
+            continue;
+        }
+        // The ranks did exchange: positions and masses at upload, the positions after every step.
+        EXPECT_GE(got.gathers, (initial.dim + 1) + kSteps * initial.dim) << rank;
+        const BodyBlock own = decomposition.block(r);
+        for (int k = 0; k < initial.dim; ++k)
+            for (std::size_t i = 0; i < initial.size(); ++i) {
+                // The same pulls in the same order as on one rank: equal to the last bit.
+                EXPECT_EQ(got.position[k][i], static_cast<double>(single.state.position(k)[i]))
+                    << rank << " axis " << k << " body " << i;
+                if (i >= own.first && i < own.first + own.count)
+                    EXPECT_EQ(got.velocity[k][i], static_cast<double>(single.state.velocity(k)[i]))
+                        << rank << " velocity axis " << k << " body " << i;
+            }
+        EXPECT_TRUE(std::equal(single.map.begin(), single.map.end(), got.map)) << rank << ": activity map";
+    }
+    pthread_barrier_destroy(&area->barrier);
+    ::munmap(memory, sizeof(ForkedArea));
+}
+
+TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
+    // Forked ranks need a space without threads of its own: Serial.
+    const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
+    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
+    EXPECT_TRUE(v->distributed);
+    // (N, ranks): even blocks; uneven (34, 34, 32); blocks of 2, 2, 1 and an empty one; tiles of 32
+    // make the blocks start inside a tile. Every workload, both map kinds, one and four bodies per thread.
+    const std::pair<std::size_t, int> shapes[] = {{100, 2}, {100, 3}, {5, 4}};
+    for (const Workload& workload : all_workloads())
+        for (const auto& [n, ranks] : shapes)
+            for (const TuningValues& tuning :
+                 {TuningValues{{"tile", "32"}},
+                  TuningValues{{"tile", "32"}, {"body_mapping", "quad"}, {"slices", "2"}, {"map", "atomic"}}})
+                std::visit(
+                    [&](const auto& initial) { expect_distributed_equals_single_rank(*v, tuning, workload, initial, ranks); },
+                    generate_state(workload, n, 21));
+}
+
+TEST(Kokkos, OnlyTeamTiledIsDistributed) {
+    for (const VariantDescriptor* v : builtin_registry().match("kokkos.*"))
+        EXPECT_EQ(v->distributed, v->id.rfind("kokkos.team_tiled@", 0) == 0) << v->id;
 }
 
 }  // namespace
