@@ -55,7 +55,7 @@ bool gpu_present() { return variant("cuda.tiled").availability().available; }
 std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n, int d,
                                    const Workload& workload = kCanonical) {
     const VariantDescriptor& v = variant(id);
-    return v.create(Problem{.n = n, .d = d, .constants = {}, .workload = workload}, Registry::resolve_tuning(v, tuning));
+    return v.create(Problem{.n = n, .d = d, .constants = {}, .workload = workload, .distribution = {}}, Registry::resolve_tuning(v, tuning));
 }
 
 struct Outcome {
@@ -411,7 +411,7 @@ private:
     std::vector<int> cells_;
 };
 
-Problem map_problem(std::size_t n, int d) { return Problem{.n = n, .d = d, .constants = {}, .workload = kCanonical}; }
+Problem map_problem(std::size_t n, int d) { return Problem{.n = n, .d = d, .constants = {}, .workload = kCanonical, .distribution = {}}; }
 
 // The incremental map against a full recount of the same cells on the device (map=atomic) and
 // the host's count, bit for bit, after every one of many steps.

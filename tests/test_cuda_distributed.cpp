@@ -1,0 +1,324 @@
+// cuda.sliced over several ranks (docs/scaling.md), checked in one process: the ranks are threads
+// sharing one GPU, joined by an in-process host communicator, and the device collectives are the
+// host-staged ones the registry's factory makes (NCCL cannot put two ranks on one GPU). Without a
+// GPU: which variants say they are distributed, the factory's refusal, the missing device
+// communicator. With a GPU: every workload over 1, 2 and 3 ranks (uneven N, an empty trailing
+// block) equals the single-process run bit for bit with one slice (the same sums in the same
+// order), and within the verification thresholds with the default tunings (slices add partial
+// pulls with atomics in any order); one rank through NCCL where the build has it (its collectives
+// captured in the step's CUDA graph).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "nbody/errors.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/reference.hpp"
+#include "nbody/registry.hpp"
+
+namespace nbody {
+namespace {
+
+const VariantDescriptor& variant(const std::string& id) {
+    const VariantDescriptor* v = builtin_registry().find(id);
+    if (v == nullptr) throw std::logic_error(id + " is not registered");
+    return *v;
+}
+
+bool gpu_present() { return variant("cuda.sliced").availability().available; }
+
+// What the threads of one simulation share: each rank's contribution to the collective under way.
+class ThreadRanks {
+public:
+    explicit ThreadRanks(int ranks) : ranks_(ranks), barrier_(ranks), contributions_(static_cast<std::size_t>(ranks)) {}
+    int ranks() const { return ranks_; }
+
+    // Publishes `bytes` as `rank`'s contribution and returns every rank's, after all published;
+    // `read` runs before any rank may publish again.
+    template <class Read>
+    void exchange(int rank, std::span<const std::byte> bytes, Read read) {
+        contributions_[static_cast<std::size_t>(rank)].assign(bytes.begin(), bytes.end());
+        barrier_.arrive_and_wait();
+        read(contributions_);
+        barrier_.arrive_and_wait();
+    }
+    void wait() { barrier_.arrive_and_wait(); }
+    // A rank that failed leaves every later phase, so no other rank waits for it.
+    void leave() { barrier_.arrive_and_drop(); }
+
+private:
+    int ranks_;
+    std::barrier<> barrier_;
+    std::vector<std::vector<std::byte>> contributions_;
+};
+
+// The host communicator of one thread-rank.
+class ThreadCommunicator final : public Communicator {
+public:
+    ThreadCommunicator(ThreadRanks& ranks, int rank) : ranks_(ranks), rank_(rank) {}
+
+    int rank() const override { return rank_; }
+    int size() const override { return ranks_.ranks(); }
+    int local_rank() const override { return rank_; }
+    int local_size() const override { return ranks_.ranks(); }
+    int nodes() const override { return 1; }
+    std::string describe() const override { return "threads of one test process"; }
+
+    void allgather_in_place(std::span<float> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<double> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<std::int32_t> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allreduce_sum(std::span<std::int32_t> values) override { sum(values); }
+    void allreduce_sum(std::span<std::int64_t> values) override { sum(values); }
+    void broadcast(std::span<std::byte> bytes, int root) override {
+        ranks_.exchange(rank_, bytes, [&](const auto& all) { copy_whole(bytes, all, root); });
+    }
+    void barrier() override { ranks_.wait(); }
+    [[noreturn]] void abort_all(int, std::string_view message) override {
+        throw std::runtime_error("rank " + std::to_string(rank_) + " aborted: " + std::string(message));
+    }
+
+private:
+    template <class T>
+    void gather(std::span<T> all, const BlockDecomposition& decomposition) {
+        if (all.size() != decomposition.bodies()) throw UsageError("all-gather of a span that is not every body");
+        const BodyBlock own = decomposition.block(rank_);
+        ranks_.exchange(rank_, std::as_bytes(all.subspan(own.first, own.count)), [&](const auto& contributions) {
+            for (int r = 0; r < size(); ++r) {
+                const BodyBlock block = decomposition.block(r);
+                copy_whole(std::as_writable_bytes(all.subspan(block.first, block.count)), contributions, r);
+            }
+        });
+    }
+    template <class T>
+    void sum(std::span<T> values) {
+        std::vector<T> total(values.size(), T{0});
+        ranks_.exchange(rank_, std::as_bytes(values), [&](const auto& contributions) {
+            for (int r = 0; r < size(); ++r) {
+                std::vector<T> theirs(values.size());
+                copy_whole(std::as_writable_bytes(std::span<T>(theirs)), contributions, r);
+                for (std::size_t i = 0; i < values.size(); ++i) total[i] += theirs[i];
+            }
+        });
+        std::copy(total.begin(), total.end(), values.begin());
+    }
+    // Rank r's contribution into `to`, which must be exactly its size (a rank that left has none).
+    static void copy_whole(std::span<std::byte> to, const std::vector<std::vector<std::byte>>& contributions, int r) {
+        const auto& from = contributions[static_cast<std::size_t>(r)];
+        if (from.size() != to.size())
+            throw std::runtime_error("rank " + std::to_string(r) + " contributed " + std::to_string(from.size()) +
+                                     " bytes, expected " + std::to_string(to.size()));
+        if (!to.empty()) std::memcpy(to.data(), from.data(), to.size());
+    }
+
+    ThreadRanks& ranks_;
+    int rank_;
+};
+
+struct Outcome {
+    HostState state;
+    std::vector<float> map;
+};
+
+Outcome run(const Problem& problem, const TuningValues& tuning, int steps) {
+    const VariantDescriptor& sliced = variant("cuda.sliced");
+    auto sim = sliced.create(problem, Registry::resolve_tuning(sliced, tuning));
+    sim->upload(generate_state(problem.workload, problem.n));
+    sim->advance(steps);
+    sim->synchronize();
+    Outcome out{empty_state(problem.workload, problem.n), {}};
+    sim->download(out.state, out.map);
+    return out;
+}
+
+Problem problem_of(const Workload& workload, std::size_t n, Distribution distribution = {}) {
+    return Problem{.n = n, .d = 16, .constants = {}, .workload = workload, .distribution = distribution};
+}
+
+// Each rank's outcome of `ranks` thread-ranks over host-staged device collectives.
+std::vector<Outcome> run_on_thread_ranks(int ranks, const Workload& workload, std::size_t n, const TuningValues& tuning,
+                                         int steps) {
+    ThreadRanks shared(ranks);
+    std::vector<Outcome> outcomes(static_cast<std::size_t>(ranks));
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+        threads.emplace_back([&, r] {
+            try {
+                ThreadCommunicator host(shared, r);
+                auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
+                outcomes[static_cast<std::size_t>(r)] = run(problem_of(workload, n, {&host, devices.get()}), tuning, steps);
+            } catch (...) {
+                failures[static_cast<std::size_t>(r)] = std::current_exception();
+                shared.leave();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (const auto& failure : failures)
+        if (failure) std::rethrow_exception(failure);
+    return outcomes;
+}
+
+// Bit-for-bit equality of what a rank owns after the run: every position and mass, the velocities
+// of its block (the others are unspecified), and the map.
+template <class Real>
+void expect_identical(const BodiesT<Real>& got, const BodiesT<Real>& single, const BodyBlock& own, const std::string& where) {
+    for (int axis = 0; axis < got.dim; ++axis) {
+        EXPECT_EQ(got.position(axis), single.position(axis)) << where << ", position axis " << axis;
+        for (std::size_t i = own.first; i < own.first + own.count; ++i)
+            ASSERT_EQ(got.velocity(axis)[i], single.velocity(axis)[i]) << where << ", velocity axis " << axis << " body " << i;
+    }
+    EXPECT_EQ(got.m, single.m) << where;
+}
+
+void expect_identical(const Outcome& got, const Outcome& single, const BodyBlock& own, const std::string& where) {
+    std::visit(
+        [&](const auto& bodies) {
+            using Bodies = std::decay_t<decltype(bodies)>;
+            expect_identical(bodies, std::get<Bodies>(single.state), own, where);
+        },
+        got.state);
+    EXPECT_EQ(got.map, single.map) << where;
+}
+
+// Largest |difference| of positions, and of the owned block's velocities.
+template <class Real>
+std::pair<double, double> largest_differences(const BodiesT<Real>& got, const BodiesT<Real>& single, const BodyBlock& own) {
+    double position = 0, velocity = 0;
+    for (int axis = 0; axis < got.dim; ++axis)
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            position = std::max(position, std::abs(static_cast<double>(got.position(axis)[i] - single.position(axis)[i])));
+            if (i >= own.first && i < own.first + own.count)
+                velocity = std::max(velocity, std::abs(static_cast<double>(got.velocity(axis)[i] - single.velocity(axis)[i])));
+        }
+    return {position, velocity};
+}
+
+std::vector<float> host_map(const HostState& state, int d) {
+    return std::visit([d](const auto& b) { return normalised_map(host_cell_counts(b, d), b.size(), d); }, state);
+}
+
+std::string case_name(const Workload& w, std::size_t n, int ranks, int rank) {
+    return to_string(w) + ", N=" + std::to_string(n) + ", rank " + std::to_string(rank) + " of " + std::to_string(ranks);
+}
+
+TEST(CudaDistributed, CudaSlicedAloneSaysItRunsOverSeveralRanks) {
+    EXPECT_TRUE(variant("cuda.sliced").distributed);
+    for (const VariantDescriptor& v : builtin_registry().all()) {
+        if (v.backend == "cuda" && v.id != "cuda.sliced") {
+            EXPECT_FALSE(v.distributed) << v.id;
+        }
+    }
+}
+
+TEST(CudaDistributed, TheFactoryMakesHostStagedCollectivesOnTheLocalRanksGpu) {
+    const auto* factory = builtin_registry().device_communicator_factory();
+    ASSERT_NE(factory, nullptr) << "the CUDA model installs the device-communicator factory";
+    SingleProcessCommunicator host;
+    if (!gpu_present()) {
+        try {
+            (*factory)(host, DeviceCollectives::host_staged);
+            FAIL() << "host-staged collectives made without a GPU";
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("need a GPU"), std::string::npos) << e.what();
+        }
+        return;
+    }
+    const auto devices = (*factory)(host, DeviceCollectives::host_staged);
+    EXPECT_EQ(devices->rank(), 0);
+    EXPECT_EQ(devices->size(), 1);
+    EXPECT_EQ(devices->device(), 0);
+    EXPECT_NE(devices->device_description().find(", PCI "), std::string::npos) << devices->device_description();
+    EXPECT_NE(devices->describe().find("host-staged"), std::string::npos) << devices->describe();
+}
+
+TEST(CudaDistributed, SeveralRanksWithoutADeviceCommunicatorIsAUsageErrorBeforeAnyDeviceCall) {
+    ThreadRanks shared(2);
+    ThreadCommunicator host(shared, 0);
+    const VariantDescriptor& sliced = variant("cuda.sliced");
+    EXPECT_THROW(sliced.create(problem_of(Workload{}, 100, {&host, nullptr}), Registry::resolve_tuning(sliced, {})),
+                 UsageError);
+}
+
+TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    const TuningValues one_slice{{"slices", "1"}};
+    constexpr int kSteps = 3;
+    struct Case {
+        std::size_t n;
+        int ranks;
+    };
+    // 1001 over 3: blocks of 334, 334, 333; 4 over 3: blocks of 2, 2 and an empty one.
+    for (const Case c : {Case{1001, 1}, Case{1001, 2}, Case{1001, 3}, Case{4, 3}})
+        for (const Workload& w : all_workloads()) {
+            const Outcome single = run(problem_of(w, c.n), one_slice, kSteps);
+            const std::vector<Outcome> ranks = run_on_thread_ranks(c.ranks, w, c.n, one_slice, kSteps);
+            const BlockDecomposition decomposition(c.n, c.ranks);
+            for (int r = 0; r < c.ranks; ++r)
+                expect_identical(ranks[static_cast<std::size_t>(r)], single, decomposition.block(r), case_name(w, c.n, c.ranks, r));
+        }
+}
+
+TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfTheSingleRun) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    constexpr int kSteps = 3;
+    constexpr std::size_t kN = 4099;  // prime: every split uneven
+    for (int ranks : {2, 3})
+        for (const Workload& w : all_workloads()) {
+            const Outcome single = run(problem_of(w, kN), {}, kSteps);
+            const std::vector<Outcome> outcomes = run_on_thread_ranks(ranks, w, kN, {}, kSteps);
+            const BlockDecomposition decomposition(kN, ranks);
+            // docs/verification.md's thresholds (as test_cuda's): float32 1e-4 / 1e-6, float64 1e-12.
+            const bool fp32 = w.precision == Precision::fp32;
+            const double position_limit = fp32 ? 1e-4 : 1e-12, velocity_limit = fp32 ? 1e-6 : 1e-12;
+            for (int r = 0; r < ranks; ++r) {
+                const Outcome& got = outcomes[static_cast<std::size_t>(r)];
+                const std::string where = case_name(w, kN, ranks, r);
+                const auto [position, velocity] = std::visit(
+                    [&](const auto& bodies) {
+                        using Bodies = std::decay_t<decltype(bodies)>;
+                        return largest_differences(bodies, std::get<Bodies>(single.state), decomposition.block(r));
+                    },
+                    got.state);
+                EXPECT_LE(position, position_limit) << where;
+                EXPECT_LE(velocity, velocity_limit) << where;
+                // Every rank counts every body, its own and the gathered ones.
+                EXPECT_EQ(got.map, host_map(got.state, 16)) << where;
+            }
+        }
+}
+
+TEST(CudaDistributed, OneRankThroughNcclEqualsTheSingleRunBitForBit) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    SingleProcessCommunicator host;
+    std::unique_ptr<DeviceCommunicator> nccl;
+    try {
+        nccl = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::nccl);
+    } catch (const UsageError& e) {
+        GTEST_SKIP() << e.what();
+    }
+    const TuningValues one_slice{{"slices", "1"}};
+    constexpr std::size_t kN = 1001;
+    constexpr int kSteps = 3;
+    for (const Workload& w : all_workloads()) {
+        const Outcome single = run(problem_of(w, kN), one_slice, kSteps);
+        const Outcome got = run(problem_of(w, kN, {&host, nccl.get()}), one_slice, kSteps);
+        expect_identical(got, single, BodyBlock{0, kN}, case_name(w, kN, 1, 0) + " through NCCL");
+    }
+}
+
+}  // namespace
+}  // namespace nbody
