@@ -98,6 +98,9 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
         Policy(space, blocks * slices, team_size, vector_length)
             .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+        // Captured here: nvcc refuses an extended lambda's first capture inside the if constexpr below.
+        const Real softening2 = eps2;
+        const int lanes = vector_length;
         const Scratch<Space, Body> staged(team.team_scratch(0), tile);
         const Scratch<Space, Sum> partial(team.team_scratch(0), tile);
         const int block_start = owned.first + (team.league_rank() % blocks) * tile;
@@ -120,13 +123,13 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
                 if constexpr (BodiesPerThread == 1) {
                     const Vec<Real, Dim> pi = load(p, block_start + k);
                     Sum sum = partial(k);
-                    if (vector_length > 1) {  // the thread's vector lanes split the tile, then combine
+                    if (lanes > 1) {  // the thread's vector lanes split the tile, then combine
                         Sum tile_sum;
                         Kokkos::parallel_reduce(
                             Kokkos::ThreadVectorRange(team, tile),
                             [&](const int t, Sum& lane_sum) {
                                 const Body b = staged(t);
-                                accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
+                                accumulate_pull(pi, b.position(), b.mass(), softening2, lane_sum, InvSqrt{});
                             },
                             tile_sum);
                         sum += tile_sum;
@@ -134,7 +137,7 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
                         NBODY_KOKKOS_UNROLL_TILE
                         for (int t = 0; t < tile; ++t) {
                             const Body b = staged(t);
-                            accumulate_pull(pi, b.position(), b.mass(), eps2, sum, InvSqrt{});
+                            accumulate_pull(pi, b.position(), b.mass(), softening2, sum, InvSqrt{});
                         }
                     }
                     Kokkos::single(Kokkos::PerThread(team), [&]() { partial(k) = sum; });
@@ -152,7 +155,7 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
                         const Body b = staged(t);
                         NBODY_KOKKOS_UNROLL_BODIES
                         for (int u = 0; u < BodiesPerThread; ++u)
-                            accumulate_pull(pi[u], b.position(), b.mass(), eps2, sum[u], InvSqrt{});
+                            accumulate_pull(pi[u], b.position(), b.mass(), softening2, sum[u], InvSqrt{});
                     }
                     NBODY_KOKKOS_UNROLL_BODIES
                     for (int u = 0; u < BodiesPerThread; ++u)
