@@ -281,7 +281,9 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
             for (const auto* v : available)
                 if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
         }
-        for (const auto& [name, values] : group.tunings) {
+        // Named entries, not structured bindings: Clang 16 with -fopenmp cannot capture a binding in a lambda.
+        for (const auto& tuning : group.tunings) {
+            const std::string& name = tuning.first;
             const bool anyone = std::any_of(matched_any.begin(), matched_any.end(), [&](const VariantDescriptor* v) {
                 return std::any_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; });
             });
@@ -303,7 +305,9 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
         for (const auto* v : variants) {
             // The sweep over the tunings this variant has (others in the group's list do not apply to it).
             std::vector<TuningValues> sweeps{TuningValues{}};
-            for (const auto& [name, values] : group.tunings) {
+            for (const auto& tuning : group.tunings) {
+                const std::string& name = tuning.first;
+                const auto& values = tuning.second;
                 if (std::none_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; }))
                     continue;
                 std::vector<TuningValues> next;
