@@ -64,7 +64,7 @@ public:
           kernel_(kernel_for<Real, Dim>(t, kernels)),
           slices_(slices_of(t)),
           packed_(p.n) {
-        require_block_fits(kernel_.function, block_, id);
+        require_block_fits(pull_kernel(), block_, id);
         if (slices_ == 0) slices_ = slices_filling_the_gpu();
     }
 
@@ -74,7 +74,7 @@ private:
         int device = 0, sms = 0, resident = 0;
         NBODY_CUDA_CHECK(cudaGetDevice(&device));
         NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel_.function,
+        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
                                                                        static_cast<int>(block_), shared_bytes()));
         const unsigned int wanted = blocks_for(2u * sms * resident, std::max(1u, body_blocks()));
         return std::max(1u, std::min(wanted, blocks_for(this->problem_.n, block_)));
@@ -85,6 +85,8 @@ private:
                           block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
     }
     std::size_t shared_bytes() const { return block_ * sizeof(PackedBody<Real>); }
+    // The owned-range kernel only over several ranks (see tiled_float4_pull).
+    const void* pull_kernel() const { return this->distributed() ? kernel_.ranged_function : kernel_.function; }
 
     void compute_pull() override {
         BodyRange targets = this->owned();
@@ -98,7 +100,7 @@ private:
         const PackedBody<Real>* packed = packed_.data();
         DeviceConstants<Real> constants = this->constants_;
         void* arguments[] = {&packed, &pull_out, &targets, &constants};
-        NBODY_CUDA_CHECK(cudaLaunchKernel(kernel_.function, dim3(body_blocks(), slices_), dim3(block_), arguments,
+        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices_), dim3(block_), arguments,
                                           shared_bytes(), nullptr));
     }
 

@@ -39,7 +39,8 @@ using PackedBody = typename PackedBodyOf<Real>::type;
 // One compiled pull kernel (for cudaLaunchKernel and the occupancy queries) and its bodies per thread.
 template <class Real, int Dim>
 struct TiledFloat4Kernel {
-    const void* function = nullptr;
+    const void* function = nullptr;         // pulls on all N (one process)
+    const void* ranged_function = nullptr;  // pulls on `targets` only (a rank's owned block)
     int bodies_per_thread = 1;
 };
 
@@ -87,17 +88,23 @@ __device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
     else return b.w;
 }
 
-template <class Real, int Dim, int Unroll, int BodiesPerThread>
+// Ranged: the bodies i are `targets`; otherwise all N and `targets` is unused. Two instantiations
+// rather than one: in one process the kernel is then the code before distribution existed,
+// which ptxas schedules 7 % faster in 3D float32 with 4 bodies per thread (H100, measured; the
+// range's offset alone moved the shared loads, docs/performance-cuda.md).
+template <class Real, int Dim, int Unroll, int BodiesPerThread, bool Ranged>
 __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, Vec<Real, Dim>* __restrict__ pull_out,
                                   BodyRange targets, DeviceConstants<Real> c) {
     extern __shared__ __align__(32) unsigned char tile_bytes[];
     PackedBody<Real>* tile = reinterpret_cast<PackedBody<Real>*>(tile_bytes);
-    const int first = targets.first + blockIdx.x * blockDim.x * BodiesPerThread + threadIdx.x;
+    const int targets_first = Ranged ? targets.first : 0;
+    const int targets_end = Ranged ? targets.end : c.n;
+    const int first = targets_first + blockIdx.x * blockDim.x * BodiesPerThread + threadIdx.x;
     Vec<Real, Dim> pi[BodiesPerThread], a[BodiesPerThread];
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        pi[b] = packed_position<Real, Dim>(i < targets.end ? bodies[i] : PackedBody<Real>{});
+        pi[b] = packed_position<Real, Dim>(i < targets_end ? bodies[i] : PackedBody<Real>{});
         a[b] = Vec<Real, Dim>{};
     }
     // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
@@ -126,7 +133,7 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        if (i >= targets.end) continue;
+        if (i >= targets_end) continue;
         if (gridDim.y == 1) {
             pull_out[i] = a[b];
         } else {
@@ -138,7 +145,8 @@ NBODY_UNROLL_AXES
 
 template <class Real, int Dim, int Unroll, int BodiesPerThread>
 TiledFloat4Kernel<Real, Dim> kernel_of() {
-    return {reinterpret_cast<const void*>(tiled_float4_pull<Real, Dim, Unroll, BodiesPerThread>), BodiesPerThread};
+    return {reinterpret_cast<const void*>(tiled_float4_pull<Real, Dim, Unroll, BodiesPerThread, false>),
+            reinterpret_cast<const void*>(tiled_float4_pull<Real, Dim, Unroll, BodiesPerThread, true>), BodiesPerThread};
 }
 
 // The kernel of the `unroll` and `bodies_per_thread` tunings, from the values compiled for the
