@@ -53,7 +53,7 @@ public:
     using DeviceCommunicatorFactory =
         std::function<std::unique_ptr<DeviceCommunicator>(Communicator& host, DeviceCollectives kind)>;
     void set_device_communicator_factory(DeviceCommunicatorFactory factory) { device_communicator_factory_ = std::move(factory); }
-    // nullptr when no model installed one (no NCCL in this build).
+    // nullptr when no model installed one (a build without CUDA).
     const DeviceCommunicatorFactory* device_communicator_factory() const {
         return device_communicator_factory_ ? &device_communicator_factory_ : nullptr;
     }
