@@ -3,24 +3,34 @@
 outcome each file must have: tests/test_reliability.cpp reads every file with its reader and checks
 it, and docs/reliability.md lists them. corpus/results/valid-small.json (a results file written by
 `nbody-bench matrix`) is the one input; everything else is derived here. Run from anywhere:
-    python3 fuzz/make_corpus.py
+    python3 fuzz/make_corpus.py            # every file and expected.tsv
+    python3 fuzz/make_corpus.py --large    # only the large files (million-*, 2-3 MB each), which git
+                                           # ignores: the tests' configure step and scripts/fuzz.sh write them
 """
 import json
 import pathlib
 import random
+import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
 
 # (reader, file, options, outcome, message part, what it tries)
 rows = []
+LARGE_ONLY = "--large" in sys.argv[1:]
+
+
+def is_large(name):
+    return name.startswith("million-")
 
 
 def put(reader, name, data, outcome, message="", options="-", what=""):
+    rows.append((reader, name, options, outcome, message, what))
+    if LARGE_ONLY and not is_large(name):
+        return
     path = CORPUS / reader / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data if isinstance(data, bytes) else data.encode())
-    rows.append((reader, name, options, outcome, message, what))
 
 
 # --- CSV states (SPEC §1, §2): options dim=2|3, fp32|fp64, n=N ------------------------------------
@@ -149,8 +159,11 @@ put(R, "million-entries.json", changed(lambda d: d.update(benchmarks=[0] * 10000
 put(R, "million-extra.json", changed(lambda d: d.update(extra=[0] * 1000000), indent=None), "accepted", "", "-", "10^6 numbers in a top-level field the schema does not name (it allows others, as Google Benchmark's files have)")
 put(R, "binary.json", bytes(rng.randrange(256) for _ in range(4096)), "refused", "not valid JSON", "-", "4 KiB of random bytes")
 
-with open(CORPUS / "expected.tsv", "w") as out:
-    out.write("# reader\tfile\toptions\toutcome\tmessage part\twhat it tries (written by fuzz/make_corpus.py)\n")
-    for row in rows:
-        out.write("\t".join(row) + "\n")
-print(f"{len(rows)} corpus files")
+if LARGE_ONLY:
+    print(f"{sum(is_large(row[1]) for row in rows)} large corpus files")
+else:
+    with open(CORPUS / "expected.tsv", "w") as out:
+        out.write("# reader\tfile\toptions\toutcome\tmessage part\twhat it tries (written by fuzz/make_corpus.py)\n")
+        for row in rows:
+            out.write("\t".join(row) + "\n")
+    print(f"{len(rows)} corpus files")

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${NBODY_FUZZ_SECONDS:-60}
+python3 fuzz/make_corpus.py --large >/dev/null  # the large seeds git does not hold
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"
 status=0
