@@ -395,7 +395,8 @@ void end_step_and_move_counts(const Space& space, Motion<Space, Real, Dim> s, Ma
 }
 
 // map = count * scale (normalise_map's expression) in the cells bodies left or entered; the other
-// cells keep counts and values. Bodies sharing a cell write the same value.
+// cells keep counts and values. Bodies sharing a cell write the same value, atomically: plain
+// stores from several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
 template <class Space>
 void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
     Kokkos::parallel_for(
@@ -403,8 +404,8 @@ void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
             const int from = m.moved_from(i);
             if (from == kStayed) return;
             const int to = m.cell(i);
-            if (from >= 0) m.map(from) = static_cast<float>(m.counts(from)) * m.scale;
-            if (to >= 0) m.map(to) = static_cast<float>(m.counts(to)) * m.scale;
+            if (from >= 0) Kokkos::atomic_exchange(&m.map(from), static_cast<float>(m.counts(from)) * m.scale);
+            if (to >= 0) Kokkos::atomic_exchange(&m.map(to), static_cast<float>(m.counts(to)) * m.scale);
         });
 }
 
