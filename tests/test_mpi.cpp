@@ -288,6 +288,8 @@ struct WorkloadCase {
     const char* integrator;
 };
 
+void PrintTo(const WorkloadCase& w, std::ostream* out) { *out << w.dim << "d/" << w.precision << "/" << w.integrator; }
+
 class DistributedRunMatchesOneRank : public testing::TestWithParam<WorkloadCase> {};
 
 // N = 1001 splits unevenly over 2 and 3 ranks; the state after the steps (positions, velocities
