@@ -118,6 +118,8 @@ NBODY_INSTANTIATE_HOST(long double)
 
 template void reference_advance<double>(BodiesT<double>&, const PhysicsConstants&, Integrator, int);
 template void reference_advance<long double>(BodiesT<long double>&, const PhysicsConstants&, Integrator, int);
+template std::vector<std::vector<float>> reference_accelerations<float>(const BodiesT<float>&, const PhysicsConstants&,
+                                                                        const std::vector<std::size_t>&);
 template std::vector<std::vector<double>> reference_accelerations<double>(const BodiesT<double>&,
                                                                           const PhysicsConstants&,
                                                                           const std::vector<std::size_t>&);

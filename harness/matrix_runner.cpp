@@ -399,6 +399,10 @@ private:
         e["max_pos_err"] = json_number_or_null(a.check->errors.max_pos_err);
         e["rms_pos_err"] = json_number_or_null(a.check->errors.rms_pos_err);
         e["max_vel_err"] = json_number_or_null(a.check->errors.max_vel_err);
+        if (a.check->errors.float32_sum_vel_err > 0) {  // a sampled float32 check: its scaled velocity limit
+            e["float32_sum_vel_err"] = a.check->errors.float32_sum_vel_err;
+            e["vel_err_limit"] = a.check->errors.vel_err_limit;
+        }
         e["map_diff"] = json_number_or_null(a.check->errors.map_diff);
         e["map_ambiguous_bodies"] = a.check->errors.map_ambiguous_bodies;
         e["map_explained_counts"] = a.check->errors.map_explained_counts;

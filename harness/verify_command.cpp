@@ -141,7 +141,10 @@ void print_check_row(const VariantDescriptor& v, const std::string& workload_nam
     fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {} {} {} {} {:>6} {:>6} {:>6}  {}\n", v.id, workload_name, n, d,
                r.steps, check, error_cell(r.errors.max_pos_err), error_cell(r.errors.rms_pos_err),
                error_cell(r.errors.max_vel_err), error_cell(r.errors.map_diff), r.errors.map_ambiguous_bodies,
-               r.errors.map_explained_counts, r.errors.map_unexplained_counts, r.passed ? "PASS" : "FAIL (" + r.failure + ")");
+               r.errors.map_explained_counts, r.errors.map_unexplained_counts,
+               r.passed ? (r.errors.vel_limit_scaled() ? fmt::format("PASS (vel limit {:.1e}, scaled with N)", r.errors.vel_err_limit)
+                                                       : std::string("PASS"))
+                        : "FAIL (" + r.failure + ")");
 }
 
 int verify(const VerifyOptions& o, DistributedRun& ranks) {
@@ -198,6 +201,10 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
                    fmt::format("{:.1e}", t.max_vel_err),
                    t.max_map_diff ? fmt::format("{:.1e}", *t.max_map_diff) : std::string("-"), "", "",
                    t.max_map_diff ? "lax" : "0");
+        if (precision == Precision::fp32 &&
+            std::any_of(ns.begin(), ns.end(), [&](std::size_t n) { return n > o.settings.full_reference_max_n; }))
+            fmt::print("  sampled float32 checks: max_vel_err limit = max(threshold, {:g} x a float32 index-order sum's error "
+                       "on the sampled bodies at that N)\n", kIndexOrderSumMargin);
     }
     std::fflush(stdout);
 

@@ -248,6 +248,55 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
     EXPECT_FALSE(reference.check(1, run.state, run.map, 12, kFp32).passed);
 }
 
+// Float32 sampled checks hold velocities to the larger of the threshold and twice the error of a
+// float32 index-order sum on the sampled bodies: that sum itself passes, three times its error fails.
+TEST(Verification, SampledFloat32VelocityLimitScalesWithTheIndexOrderSum) {
+    const std::size_t n = 12000;
+    const Bodies initial = generate_bodies(n, 21);
+    VerificationSettings settings;
+    settings.full_reference_max_n = 1000;
+    settings.sample_bodies = 64;
+    const ReferenceSolution reference(initial, {}, Integrator::euler, {1}, settings);
+    ASSERT_EQ(reference.kind(), CheckKind::sampled);
+
+    // One Euler step from rest: positions unchanged, v = dt * a with a summed in float32 in index order.
+    const PhysicsConstants constants{};
+    std::vector<std::size_t> every(n);
+    for (std::size_t i = 0; i < n; ++i) every[i] = i;
+    const auto acceleration = reference_accelerations(initial, constants, every);
+    Bodies index_order = initial;
+    for (std::size_t i = 0; i < n; ++i) {
+        index_order.vx[i] = static_cast<float>(constants.dt) * acceleration[0][i];
+        index_order.vy[i] = static_cast<float>(constants.dt) * acceleration[1][i];
+    }
+    const std::vector<float> map = run_serial(initial, 8, 1).map;
+
+    Thresholds strict = kFp32;
+    strict.max_vel_err = 1e-12;  // below any float32 rounding: the scaled limit decides
+    const CheckResult own = reference.check(1, index_order, map, 8, strict);
+    EXPECT_TRUE(own.passed) << own.failure;
+    EXPECT_GT(own.errors.float32_sum_vel_err, 0.0);
+    EXPECT_TRUE(own.errors.vel_limit_scaled());
+    EXPECT_DOUBLE_EQ(own.errors.vel_err_limit, kIndexOrderSumMargin * own.errors.float32_sum_vel_err);
+    EXPECT_LE(own.errors.max_vel_err, own.errors.vel_err_limit);
+
+    Bodies off = index_order;
+    for (auto& v : off.vx) v += static_cast<float>(3 * own.errors.float32_sum_vel_err);
+    const CheckResult wrong = reference.check(1, off, map, 8, strict);
+    EXPECT_FALSE(wrong.passed);
+    EXPECT_NE(wrong.failure.find("max_vel_err"), std::string::npos);
+
+    // The default threshold is far above this N's float32 rounding: it stays the limit.
+    const CheckResult by_default = reference.check(1, index_order, map, 8, kFp32);
+    EXPECT_FALSE(by_default.errors.vel_limit_scaled());
+    EXPECT_EQ(by_default.errors.vel_err_limit, kFp32.max_vel_err);
+
+    // Float64 workloads have no float32 yardstick.
+    const ReferenceSolution reference64(BodiesT<double>::converted_from(initial), {}, Integrator::euler, {1}, settings);
+    const auto run64 = run_serial(BodiesT<double>::converted_from(initial), 8, 1);
+    EXPECT_EQ(reference64.check(1, run64.state, run64.map, 8, kFp64).errors.float32_sum_vel_err, 0.0);
+}
+
 // Float64 workloads are checked against the long-double reference with thresholds that a float64
 // computation meets and anything rounded through float32 on the way does not.
 TEST(Verification, Float64IsCheckedTightlyAndCatchesFloat32Rounding) {

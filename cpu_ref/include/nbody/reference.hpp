@@ -73,7 +73,7 @@ template <class Real>
 void reference_advance(BodiesT<Real>& state, const PhysicsConstants& constants, Integrator integrator, int steps);
 
 // Accelerations (G included) of the given bodies, acceleration[k][s] for axis k of body bodies[s],
-// in Real (double or long double), for the sampled check.
+// in Real (float: the index-order float32 yardstick; double or long double: the truth), for the sampled check.
 template <class Real>
 std::vector<std::vector<Real>> reference_accelerations(const BodiesT<Real>& state, const PhysicsConstants& constants,
                                                        const std::vector<std::size_t>& bodies);
