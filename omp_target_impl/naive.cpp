@@ -11,17 +11,14 @@ struct NaiveForce {
     void pulls(const Real* pos, const Real* mass, Real* pull, int n, Real eps2) const {
 #pragma omp target teams distribute parallel for
         for (int i = 0; i < n; ++i) {
-            const Real* p_axes[Dim];
-            Real* a_axes[Dim];
-            axis_pointers<Dim>(pos, n, p_axes);
-            axis_pointers<Dim>(pull, n, a_axes);
-            const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
-            Vec<Real, Dim> a{};
-            for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
-                accumulate_pull(pi, pj, mass[j], eps2, a, ExactInvSqrt{});
-            }
-            store_axes<Dim>(a_axes, i, a);
+            const Real xi = pos[i], yi = pos[n + i], zi = Dim == 3 ? pos[2 * n + i] : Real(0);
+            Real ax = 0, ay = 0, az = 0;
+            for (int j = 0; j < n; ++j)
+                interact<Real, Dim>(xi, yi, zi, pos[j], pos[n + j], Dim == 3 ? pos[2 * n + j] : Real(0), mass[j], eps2,
+                                    ax, ay, az);
+            pull[i] = ax;
+            pull[n + i] = ay;
+            if constexpr (Dim == 3) pull[2 * n + i] = az;
         }
     }
 };

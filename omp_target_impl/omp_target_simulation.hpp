@@ -1,15 +1,26 @@
 #pragma once
 // What every omp_target variant shares: the state kept resident on the device across steps
 // (`target enter data` at upload, `target exit data` at destruction), the integration halves and
-// the activity map in target regions of their own, and the launch tunings. A variant supplies only
-// its force kernel (a Force with a `pulls` member); its whole code is in its own file.
+// the activity map in target regions of their own, the one interaction of this model, and the
+// launch tunings. A variant supplies only its force kernel (a Force with a `pulls` member); its
+// whole code is in its own file.
 //
 // Device layout, structure of arrays with the axes one after another: pos[k * n + i] (k < Dim).
 // Every target region names the host pointers of these arrays; being present (mapped at upload),
 // they are translated to the device copies (OpenMP's zero-length array sections for pointers).
+//
+// No aggregate inside a `simd` region (issue 22, docs/performance-openmp.md): GCC 12 gives each
+// lane's arrays, Vec objects and other non-register locals (also those of a function inlined into
+// the loop, such as physics.hpp's Vec helpers and accumulate_pull's d[Dim]) a slot in per-lane
+// SIMT memory (GOMP_SIMT_ENTER_ALLOC), and in the PTX it wrote for these kernels the stores into
+// those slots were gone while the loads remained (every workload but 3d/fp64, whose values stayed
+// in registers). So the device code indexes the arrays directly, keeps a body in scalars
+// (x, y, z), and calls only the always-inlined scalar functions below, whose locals are scalars;
+// scripts/ptx_simt_report.py checks the PTX for SIMT private bytes.
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
@@ -41,10 +52,56 @@ struct Launch {
 // The tuned launch for `n` items of which one OpenMP thread takes `per_thread`.
 Launch launch_for(const TuningValues& tuning, std::size_t n, int per_thread);
 
-// Per-axis pointers into an axis-major array of n bodies (load_axes / store_axes take these).
-template <int Dim, class Real>
-inline void axis_pointers(Real* base, int n, Real* (&axes)[Dim]) {
-    for (int k = 0; k < Dim; ++k) axes[k] = base + static_cast<std::ptrdiff_t>(k) * n;
+// Inlined before the offload compile sees the call: GCC inlines into the outlined `simd` body after
+// OpenMP lowering, and a call left out of line would take its scalars' addresses.
+#define NBODY_OMP_TARGET_INLINE __attribute__((always_inline)) inline
+
+// The one interaction of this model: body j's pull (without G) on body i added to (ax, ay, az),
+// m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i, the exact reciprocal square root. The arithmetic
+// and its order are physics.hpp's accumulate_pull with ExactInvSqrt (r^2 summed from the last axis
+// to the first onto eps2), on scalars; in 2D the z arguments are ignored.
+template <class Real, int Dim>
+NBODY_OMP_TARGET_INLINE void interact(Real xi, Real yi, Real zi, Real xj, Real yj, Real zj, Real mj, Real eps2,
+                                      Real& ax, Real& ay, Real& az) {
+    const Real dx = xj - xi, dy = yj - yi, dz = zj - zi;
+    Real r2 = eps2;
+    if constexpr (Dim == 3) r2 = dz * dz + r2;
+    r2 = dy * dy + r2;
+    r2 = dx * dx + r2;
+    const Real inv_r = Real(1) / std::sqrt(r2);
+    const Real weight = mj * (inv_r * inv_r * inv_r);
+    ax += weight * dx;
+    ay += weight * dy;
+    if constexpr (Dim == 3) az += weight * dz;
+}
+
+// One axis of one body (element `at` of the axis-major arrays) through physics.hpp's
+// advance_before_force / advance_after_force, on scalars (the axes are independent):
+//   before: leapfrog half kick with the previous pull, then drift; Euler nothing
+//   after:  leapfrog half kick with the new pull; Euler drift with the old velocity, then kick
+// `after` returns the new position (the map's input).
+template <class Real>
+NBODY_OMP_TARGET_INLINE void advance_axis_before_force(Integrator integrator, Real* pos, Real* vel, const Real* pull,
+                                                       int at, Real G, Real dt) {
+    if (integrator != Integrator::leapfrog) return;
+    const Real half_dt = dt * Real(0.5);
+    const Real v = vel[at] + half_dt * (G * pull[at]);
+    vel[at] = v;
+    pos[at] = pos[at] + dt * v;
+}
+template <class Real>
+NBODY_OMP_TARGET_INLINE Real advance_axis_after_force(Integrator integrator, Real* pos, Real* vel, const Real* pull,
+                                                      int at, Real G, Real dt) {
+    const Real p = pos[at], v = vel[at], a = pull[at];
+    if (integrator == Integrator::leapfrog) {
+        const Real half_dt = dt * Real(0.5);
+        vel[at] = v + half_dt * (G * a);
+        return p;
+    }
+    const Real moved = p + dt * v;
+    pos[at] = moved;
+    vel[at] = v + dt * (G * a);
+    return moved;
 }
 
 template <class Real, int Dim, class Force>
@@ -134,15 +191,9 @@ private:
         const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
-            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
-            axis_pointers<Dim>(pos, n, p_axes);
-            axis_pointers<Dim>(vel, n, v_axes);
-            axis_pointers<Dim>(pull, n, a_axes);
-            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i), v = load_axes<Dim>(v_axes, i);
-            const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
-            advance_before_force(integrator, p, v, a, G, dt);
-            store_axes<Dim>(p_axes, i, p);
-            store_axes<Dim>(v_axes, i, v);
+            advance_axis_before_force(integrator, pos, vel, pull, i, G, dt);
+            advance_axis_before_force(integrator, pos, vel, pull, n + i, G, dt);
+            if constexpr (Dim == 3) advance_axis_before_force(integrator, pos, vel, pull, 2 * n + i, G, dt);
         }
     }
 
@@ -157,19 +208,13 @@ private:
         const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
-            Real *p_axes[Dim], *v_axes[Dim], *a_axes[Dim];
-            axis_pointers<Dim>(pos, n, p_axes);
-            axis_pointers<Dim>(vel, n, v_axes);
-            axis_pointers<Dim>(pull, n, a_axes);
-            Vec<Real, Dim> p = load_axes<Dim>(p_axes, i);
+            Real x = pos[i], y = pos[n + i];
             if (integrate_first) {
-                Vec<Real, Dim> v = load_axes<Dim>(v_axes, i);
-                const Vec<Real, Dim> a = load_axes<Dim>(a_axes, i);
-                advance_after_force(integrator, p, v, a, G, dt);
-                store_axes<Dim>(p_axes, i, p);
-                store_axes<Dim>(v_axes, i, v);
+                x = advance_axis_after_force(integrator, pos, vel, pull, i, G, dt);
+                y = advance_axis_after_force(integrator, pos, vel, pull, n + i, G, dt);
+                if constexpr (Dim == 3) advance_axis_after_force(integrator, pos, vel, pull, 2 * n + i, G, dt);
             }
-            const int cell = activity_cell(p[0], p[1], d);
+            const int cell = activity_cell(x, y, d);
             if (cell >= 0) {
 #pragma omp atomic update
                 counts[cell] += 1;

@@ -12,27 +12,22 @@ struct SimdJForce {
         const int teams = launch.teams, threads = launch.threads;  // a member in the clause crashes GCC 12
 #pragma omp target teams distribute parallel for num_teams(teams) thread_limit(threads)
         for (int i = 0; i < n; ++i) {
-            const Real* p_axes[Dim];
-            Real* a_axes[Dim];
-            axis_pointers<Dim>(pos, n, p_axes);
-            axis_pointers<Dim>(pull, n, a_axes);
-            const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
-            // Scalars: GCC 12 reduces scalars over simd lanes, not a Vec.
+            const Real xi = pos[i], yi = pos[n + i], zi = Dim == 3 ? pos[2 * n + i] : Real(0);
+            // Scalars: GCC 12 reduces scalars over simd lanes, not a Vec. Each j's pull is computed
+            // into zeroed scalars and then added, as the lanes' partial sums are.
             Real ax = 0, ay = 0, az = 0;
 #pragma omp simd reduction(+ : ax, ay, az)
             for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load_axes<Dim>(p_axes, j);
-                Vec<Real, Dim> a{};
-                accumulate_pull(pi, pj, mass[j], eps2, a, ExactInvSqrt{});
-                ax += a[0];
-                ay += a[1];
-                if constexpr (Dim == 3) az += a[2];
+                Real pax = 0, pay = 0, paz = 0;
+                interact<Real, Dim>(xi, yi, zi, pos[j], pos[n + j], Dim == 3 ? pos[2 * n + j] : Real(0), mass[j], eps2,
+                                    pax, pay, paz);
+                ax += pax;
+                ay += pay;
+                if constexpr (Dim == 3) az += paz;
             }
-            Vec<Real, Dim> a;
-            a[0] = ax;
-            a[1] = ay;
-            if constexpr (Dim == 3) a[2] = az;
-            store_axes<Dim>(a_axes, i, a);
+            pull[i] = ax;
+            pull[n + i] = ay;
+            if constexpr (Dim == 3) pull[2 * n + i] = az;
         }
     }
 };

@@ -34,19 +34,19 @@ struct TiledForce {
                     }
 #pragma omp for simd
                     for (int i = first; i < last; ++i) {
-                        const Real* p_axes[Dim];
-                        Real* a_axes[Dim];
-                        axis_pointers<Dim>(pos, n, p_axes);
-                        axis_pointers<Dim>(pull, n, a_axes);
-                        const Vec<Real, Dim> pi = load_axes<Dim>(p_axes, i);
-                        Vec<Real, Dim> a{};
-                        if (j0 > 0) a = load_axes<Dim>(a_axes, i);
-                        for (int t = 0; t < tile_len; ++t) {
-                            Vec<Real, Dim> pj;
-                            for (int k = 0; k < Dim; ++k) pj[k] = tile[k][t];
-                            accumulate_pull(pi, pj, tile[Dim][t], eps2, a, ExactInvSqrt{});
+                        const Real xi = pos[i], yi = pos[n + i], zi = Dim == 3 ? pos[2 * n + i] : Real(0);
+                        Real ax = 0, ay = 0, az = 0;
+                        if (j0 > 0) {
+                            ax = pull[i];
+                            ay = pull[n + i];
+                            if constexpr (Dim == 3) az = pull[2 * n + i];
                         }
-                        store_axes<Dim>(a_axes, i, a);
+                        for (int t = 0; t < tile_len; ++t)
+                            interact<Real, Dim>(xi, yi, zi, tile[0][t], tile[1][t], Dim == 3 ? tile[2][t] : Real(0),
+                                                tile[Dim][t], eps2, ax, ay, az);
+                        pull[i] = ax;
+                        pull[n + i] = ay;
+                        if constexpr (Dim == 3) pull[2 * n + i] = az;
                     }
                 }
             }
