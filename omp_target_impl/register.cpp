@@ -1,6 +1,5 @@
 #include <omp.h>
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -11,15 +10,7 @@ namespace nbody {
 namespace omp_target {
 
 Availability offload_availability() {
-    // Known wrong on the GPU (issue 22, docs/performance-openmp.md): listed as unavailable there so no
-    // result is reported from it; NBODY_OMP_TARGET_ALLOW_WRONG=1 runs it anyway, to debug it.
-    if (omp_get_num_devices() > 0) {
-        if (const char* allow = std::getenv("NBODY_OMP_TARGET_ALLOW_WRONG"); allow != nullptr && std::string(allow) == "1")
-            return {};
-        return {false,
-                "gives wrong results on the GPU with GCC 12's nvptx offload (verify fails on every workload but "
-                "3d/fp64; docs/performance-openmp.md); NBODY_OMP_TARGET_ALLOW_WRONG=1 runs it to debug it"};
-    }
+    if (omp_get_num_devices() > 0) return {};
     return {false,
             "no OpenMP offload device: libgomp found no GPU (it needs its nvptx plugin libgomp-plugin-nvptx.so.1 "
             "beside the binary or on the library path, the CUDA driver libcuda.so.1 and an NVIDIA GPU), and running "
