@@ -406,10 +406,13 @@ class ScalingSeries:
 
 
 def thread_scaling(configs) -> list[ScalingSeries]:
-    """Series of configurations of one build and workload that differ only in the `threads` tuning (two
-    or more counts); speedup and parallel efficiency relative to the series' smallest thread count."""
+    """Series of CPU configurations of one build and workload that differ only in the `threads` tuning
+    (two or more counts); speedup and parallel efficiency relative to the series' smallest thread count.
+    A GPU variant's `threads` (omp_target: warps per team) is a launch shape, not a CPU thread count."""
     series: dict[tuple, dict[int, float]] = {}
     for c in ok(configs):
+        if c.device_kind != "CPU":
+            continue
         try:
             threads = int(c.tuning["threads"])
         except (KeyError, ValueError):

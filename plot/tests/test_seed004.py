@@ -80,3 +80,21 @@ class OurTable(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ThreadScalingIsCpuOnly(unittest.TestCase):
+    """A GPU variant's `threads` tuning (omp_target: warps per team) is no CPU thread count: the
+    thread-scaling series take CPU configurations only."""
+
+    def test_gpu_threads_tuning_makes_no_series(self):
+        from nbodyplot import analysis
+        workload = (2, "fp32", "euler")
+        gpu = [Config(source="s.json", device="H100", device_kind="GPU", build=BUILD, workload=workload,
+                      variant="omp_target.simd", backend="omp_target", tuning={"threads": str(t)}, n=65536, d=10,
+                      steps=3, values={"time_per_step_s": 0.02}, verified=True) for t in (4, 8)]
+        cpu = [Config(source="s.json", device="Xeon (16 CPUs)", device_kind="CPU", build=BUILD, workload=workload,
+                      variant="omp.simd", backend="omp", tuning={"threads": str(t)}, n=65536, d=10,
+                      steps=3, values={"time_per_step_s": 1.0 / t}, verified=True) for t in (1, 2)]
+        series = analysis.thread_scaling(gpu + cpu)
+        self.assertEqual([s.variant for s in series], ["omp.simd"])
+        self.assertEqual([p[0] for p in series[0].points], [1, 2])
