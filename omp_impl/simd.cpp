@@ -1,10 +1,10 @@
 // omp.simd: the fastest CPU variant. Padded structure of arrays; each thread takes tiles of rows;
 // inside a tile the j range is walked in cache blocks (`j_block`), and each vector of j bodies,
-// loaded once, serves a group of rows held in registers. The kernel is written once over a small
-// vector-operations type, templated on the precision (float32 or float64 lanes) and the
-// dimension, and compiled for AVX-512, AVX2+FMA and SSE2 inside functions carrying the target
-// attribute (chosen at run time, so the default build stays portable), plus scalar code on other
-// processors.
+// loaded once, serves a group of rows held in registers. The kernel (simd_kernel.inc) is written
+// once over a small vector-operations type, templated on the precision (float32 or float64 lanes)
+// and the dimension, and compiled for AVX-512, AVX2+FMA and SSE2 inside functions carrying the
+// target attribute (chosen at run time, so the default build stays portable), plus scalar code on
+// other processors.
 //
 // The reciprocal square root (the documented exception to physics.hpp's accumulate_pull):
 // - float32: the hardware estimate, optionally refined to first order (`newton`: the order of one
@@ -218,75 +218,25 @@ using Wider = std::conditional_t<std::is_same_v<Real, float>, double, long doubl
 template <class Real>
 constexpr Wider<Real> refined_mass_scale = Wider<Real>(1) / (static_cast<Wider<Real>>(kRefineK<Real>) - 1);
 
-// m_j |d|^-3 for one vector of pairs (masses already scaled for the refined form).
-template <class Ops, InvSqrtForm Form>
-typename Ops::V pull_weight(typename Ops::V r2, typename Ops::V mj) {
-    using V = typename Ops::V;
-    using Real = decltype(Ops::sum(r2));
-    if constexpr (Form == InvSqrtForm::refined) {
-        V y = Ops::rsqrt(r2);
-        if constexpr (std::is_same_v<Real, double>) {  // 14 -> 28 bits: y (3/2 - r^2 y^2 / 2)
-            const V half_r2 = Ops::mul(Ops::set1(0.5), r2);
-            y = Ops::mul(y, Ops::fnmadd(half_r2, Ops::mul(y, y), Ops::set1(1.5)));
-        }
-        const V y2 = Ops::mul(y, y);
-        const V m_y3 = Ops::mul(Ops::mul(mj, y), y2);
-        return Ops::mul(m_y3, Ops::fnmadd(r2, y2, Ops::set1(kRefineK<Real>)));
-    } else {
-        V inv_r;
-        if constexpr (Form == InvSqrtForm::exact)
-            inv_r = Ops::div(Ops::set1(Real(1)), Ops::sqrt(r2));
-        else
-            inv_r = Ops::rsqrt(r2);
-        return Ops::mul(mj, Ops::mul(inv_r, Ops::mul(inv_r, inv_r)));
-    }
-}
-
-// Pulls (without G) on rows [row0, row0 + kTileRows) from all bodies, into pull[k][i]: m_j
-// |d|^-3 d as in physics.hpp's accumulate_pull (|d|^2 summed from the last axis onto eps^2), with
-// 1/|d| from pull_weight.
-template <class Ops, int Dim, InvSqrtForm Form, class Real>
-void pull_tile(const PaddedBodies<Real>& b, std::size_t row0, std::size_t j_block, Real eps2, Real* const* pull) {
-    using V = typename Ops::V;
-    const V eps2v = Ops::set1(eps2);
-    // The tile's row sums stay vectors across the j blocks (reduced to scalars once, at the end):
-    // reducing them per block is measurably slower (docs/performance-openmp.md, Change 3.3).
-    V tile_sum[kTileRows][Dim];
-    for (std::size_t r = 0; r < kTileRows; ++r)
-        for (int k = 0; k < Dim; ++k) tile_sum[r][k] = Ops::set1(Real(0));
-    for (std::size_t j0 = 0; j0 < b.n_padded; j0 += j_block) {
-        const std::size_t j1 = std::min(j0 + j_block, b.n_padded);
-        for (std::size_t g = row0; g < row0 + kTileRows; g += kGroupRows) {
-            V pi[kGroupRows][Dim], sum[kGroupRows][Dim];
-            for (std::size_t r = 0; r < kGroupRows; ++r) {
-                for (int k = 0; k < Dim; ++k) {
-                    pi[r][k] = Ops::set1(b.p[k][g + r]);
-                    sum[r][k] = tile_sum[g - row0 + r][k];
-                }
-            }
-            for (std::size_t j = j0; j < j1; j += Ops::lanes) {
-                V pj[Dim];
-                for (int k = 0; k < Dim; ++k) pj[k] = Ops::load(b.p[k] + j);
-                const V mj = Ops::load(b.m + j);
-                for (std::size_t r = 0; r < kGroupRows; ++r) {
-                    V d[Dim];
-NBODY_UNROLL_AXES
-                    for (int k = 0; k < Dim; ++k) d[k] = Ops::sub(pj[k], pi[r][k]);
-                    V r2 = eps2v;
-NBODY_UNROLL_AXES
-                    for (int k = Dim - 1; k >= 0; --k) r2 = Ops::fmadd(d[k], d[k], r2);
-                    const V weight = pull_weight<Ops, Form>(r2, mj);
-NBODY_UNROLL_AXES
-                    for (int k = 0; k < Dim; ++k) sum[r][k] = Ops::fmadd(weight, d[k], sum[r][k]);
-                }
-            }
-            for (std::size_t r = 0; r < kGroupRows; ++r)
-                for (int k = 0; k < Dim; ++k) tile_sum[g - row0 + r][k] = sum[r][k];
-        }
-    }
-    for (std::size_t r = 0; r < kTileRows; ++r)
-        for (int k = 0; k < Dim; ++k) pull[k][row0 + r] = Ops::sum(tile_sum[r][k]);
-}
+// pull_weight and pull_tile (simd_kernel.inc), compiled once per target: each copy carries its
+// instruction set's target attribute, as Clang requires of a function passing AVX vectors.
+namespace portable {  // scalar and SSE2, x86-64's baseline
+#define NBODY_KERNEL_TARGET
+#include "simd_kernel.inc"
+#undef NBODY_KERNEL_TARGET
+}  // namespace portable
+#ifdef NBODY_SIMD_X86
+namespace avx2 {
+#define NBODY_KERNEL_TARGET NBODY_AVX2
+#include "simd_kernel.inc"
+#undef NBODY_KERNEL_TARGET
+}  // namespace avx2
+namespace avx512 {
+#define NBODY_KERNEL_TARGET NBODY_AVX512
+#include "simd_kernel.inc"
+#undef NBODY_KERNEL_TARGET
+}  // namespace avx512
+#endif
 
 template <class Real>
 using TileKernel = void (*)(const PaddedBodies<Real>&, std::size_t, std::size_t, Real, Real* const*);
@@ -296,23 +246,23 @@ using TileKernel = void (*)(const PaddedBodies<Real>&, std::size_t, std::size_t,
 template <class Real, int Dim, InvSqrtForm Form>
 __attribute__((noinline, flatten)) void tile_scalar(const PaddedBodies<Real>& b, std::size_t row0,
                                                     std::size_t j_block, Real eps2, Real* const* pull) {
-    pull_tile<ScalarOps<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
+    portable::pull_tile<ScalarOps<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
 }
 #ifdef NBODY_SIMD_X86
 template <class Real, int Dim, InvSqrtForm Form>
 __attribute__((target("sse2"), flatten)) void tile_sse2(const PaddedBodies<Real>& b, std::size_t row0,
                                                         std::size_t j_block, Real eps2, Real* const* pull) {
-    pull_tile<Sse2Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
+    portable::pull_tile<Sse2Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
 }
 template <class Real, int Dim, InvSqrtForm Form>
 __attribute__((target("avx2,fma"), flatten)) void tile_avx2(const PaddedBodies<Real>& b, std::size_t row0,
                                                             std::size_t j_block, Real eps2, Real* const* pull) {
-    pull_tile<Avx2Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
+    avx2::pull_tile<Avx2Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
 }
 template <class Real, int Dim, InvSqrtForm Form>
 __attribute__((target("avx512f"), flatten)) void tile_avx512(const PaddedBodies<Real>& b, std::size_t row0,
                                                              std::size_t j_block, Real eps2, Real* const* pull) {
-    pull_tile<Avx512Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
+    avx512::pull_tile<Avx512Ops<Real>, Dim, Form>(b, row0, j_block, eps2, pull);
 }
 #endif
 
