@@ -14,7 +14,7 @@ namespace kokkos {
 // Launches the pull kernel; given `largest_team`, only stores there the largest team size Kokkos
 // can launch it with (the check at creation).
 template <class Space, class Real, int Dim>
-void hierarchical_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+void hierarchical_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                         DeviceAxes<Space, Real, Dim> pull, int n, Real eps2, int team_size, int vector_length,
                         int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
@@ -36,11 +36,11 @@ void hierarchical_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Devi
             Kokkos::single(Kokkos::PerThread(team), [&]() { store(pull, i, total); });
         });
     };
-    const Policy policy(space, teams, team_size, vector_length);
+    const Policy policy(dispatch.space(), teams, team_size, vector_length);
     if (largest_team != nullptr)
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
     else
-        Kokkos::parallel_for("nbody::kokkos::hierarchical", policy, kernel);
+        dispatch.parallel_for("nbody::kokkos::hierarchical", policy, kernel);
 }
 
 template <class Space, class Real, int Dim>
@@ -62,8 +62,8 @@ private:
     }
 
     // The launch, or the team size check (see hierarchical_pulls).
-    void pull_kernel(int* largest_team = nullptr) const {
-        hierarchical_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2(),
+    void pull_kernel(int* largest_team = nullptr) {
+        hierarchical_pulls(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2(),
                            team_size_, vector_length_, largest_team);
     }
 

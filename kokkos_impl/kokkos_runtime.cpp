@@ -64,6 +64,24 @@ TuningParameter map_tuning() {
             .max_value = 0};
 }
 
+TuningParameter dispatch_tuning() {
+    return {.name = "dispatch",
+            .description = "how a step's kernels start: launch (each from the host), or graphK (K steps recorded "
+                           "once as a Kokkos graph, a CUDA graph on the GPU, and replayed with one submission; "
+                           "map=incremental on one rank); auto: graph" +
+                           std::to_string(kAutoGraphSteps) + " on the GPU where it can, launch on host spaces",
+            .default_value = "auto",
+            .allowed_values = {"auto", "launch", "graph1", "graph4", "graph16", "graph64"},
+            .min_value = 0,
+            .max_value = 0};
+}
+
+int graph_steps_of(const std::string& dispatch) {
+    if (dispatch == "launch") return 0;
+    if (dispatch.rfind("graph", 0) == 0) return std::stoi(dispatch.substr(5));
+    throw std::logic_error("dispatch=" + dispatch + " is not a recorded graph or a launch");
+}
+
 TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,
                                     int largest, int default_value) {
     TuningParameter t{.name = name,

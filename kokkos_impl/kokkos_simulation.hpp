@@ -6,12 +6,14 @@
 // the positions (docs/scaling.md). A variant supplies only its pull kernel (one file per variant).
 // Valid for Kokkos 3.4 through 4.x.
 #include <Kokkos_Core.hpp>
+#include <Kokkos_Graph.hpp>
 #include <Kokkos_ScatterView.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -169,6 +171,60 @@ void check_team_size(int largest, int team_size, int vector_length, const Worklo
                          "allow on " + SpaceName<Space>::value + " for " + to_string(workload));
 }
 
+// Where a simulation's kernels go: launched on the space one by one, or, while steps are recorded,
+// appended in order to a Kokkos graph (Kokkos::Experimental::Graph, a CUDA graph on the GPU; Kokkos
+// 3.4 has it too), which then replays them with one submission instead of a host launch each.
+template <class Space>
+class Dispatch {
+public:
+    explicit Dispatch(const Space& space) : space_(space) {}
+
+    const Space& space() const { return space_; }
+
+    template <class Policy, class Functor>
+    void parallel_for(const std::string& label, const Policy& policy, const Functor& functor) {
+        if (recording_)
+            tail_ = tail_.then_parallel_for(label, policy, functor);
+        else
+            Kokkos::parallel_for(label, policy, functor);
+    }
+
+    // A graph of the kernels record() dispatches, each after the one before.
+    template <class Record>
+    Kokkos::Experimental::Graph<Space> record(Record record) {
+        return Kokkos::Experimental::create_graph(space_, [&](const auto& root) {
+            const Recording recording(*this, root);
+            record();
+        });
+    }
+
+private:
+    // Appending to a graph from `root` while it lives, however record() leaves.
+    struct Recording {
+        Recording(Dispatch& dispatch, const Kokkos::Experimental::GraphNodeRef<Space>& root) : dispatch(dispatch) {
+            dispatch.tail_ = root;
+            dispatch.recording_ = true;
+        }
+        ~Recording() {
+            dispatch.recording_ = false;
+            dispatch.tail_ = {};
+        }
+        Recording(const Recording&) = delete;
+        Recording& operator=(const Recording&) = delete;
+        Dispatch& dispatch;
+    };
+
+    Space space_;
+    bool recording_ = false;
+    Kokkos::Experimental::GraphNodeRef<Space> tail_;
+};
+
+// The steps per recorded graph a `dispatch` tuning value names: launch 0 (every kernel launched
+// from the host), graphK K.
+int graph_steps_of(const std::string& dispatch);
+// dispatch=auto's steps per graph on the GPU.
+inline constexpr int kAutoGraphSteps = 16;
+
 // How the per-step activity map is counted (the `map` tuning).
 enum class MapStrategy {
     // Counts kept between steps with each body's cell: only bodies that changed cell move a count
@@ -190,8 +246,9 @@ using HostReals = Kokkos::View<Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Ko
 template <class Real>
 using HostConstReals = Kokkos::View<const Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// The `map` tuning, for every variant.
+// The `map` and `dispatch` tunings, for every variant.
 TuningParameter map_tuning();
+TuningParameter dispatch_tuning();
 // An integer tuning restricted to the listed powers of two.
 TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,
                                     int largest, int default_value);
@@ -218,6 +275,7 @@ template <class Space, template <class, class, int> class Sim>
 VariantDescriptor describe_variant(const std::string& variant, const std::string& description,
                                    std::vector<TuningParameter> tunings, bool distributed = false) {
     tunings.push_back(map_tuning());
+    tunings.push_back(dispatch_tuning());
     return {.id = "kokkos." + variant + "@" + SpaceName<Space>::value,
             .backend = "kokkos",
             .execution_space = SpaceName<Space>::value,
@@ -284,10 +342,10 @@ struct OwnedRange {
 // Advance before force on the owned bodies (leapfrog only: Euler has nothing to do then). Public
 // free functions: nvcc's extended lambdas must not live in private member functions.
 template <class Space, class Real, int Dim>
-void advance_before_force_owned(const Space& space, Motion<Space, Real, Dim> s, OwnedRange owned,
+void advance_before_force_owned(Dispatch<Space>& dispatch, Motion<Space, Real, Dim> s, OwnedRange owned,
                                 Integrator integrator, Real G, Real dt) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::advance_before_force", Kokkos::RangePolicy<Space>(space, owned.first, owned.end),
+    dispatch.parallel_for(
+        "nbody::kokkos::advance_before_force", Kokkos::RangePolicy<Space>(dispatch.space(), owned.first, owned.end),
         KOKKOS_LAMBDA(const int i) {
             Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
             advance_before_force(integrator, p, v, load(s.pull, i), G, dt);
@@ -340,11 +398,12 @@ inline constexpr int kStayed = -2;  // cells are >= -1
 // A full recount: counts cleared, every body counted; with `record_cells` each body's cell kept
 // for later incremental steps.
 template <class Space, class Real, int Dim>
-void end_step_and_count_atomic(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m, int n, int d,
-                               StepEnd<Real> e, bool record_cells) {
-    Kokkos::deep_copy(space, m.counts, 0);
-    Kokkos::parallel_for(
-        "nbody::kokkos::end_step_count_atomic", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+void end_step_and_count_atomic(Dispatch<Space>& dispatch, Motion<Space, Real, Dim> s, MapState<Space> m, int n,
+                               int d, StepEnd<Real> e, bool record_cells) {
+    Kokkos::deep_copy(dispatch.space(), m.counts, 0);
+    dispatch.parallel_for(
+        "nbody::kokkos::end_step_count_atomic", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+        KOKKOS_LAMBDA(const int i) {
             const int cell = end_step(s, i, d, e);
             if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
             if (record_cells) m.cell(i) = cell;
@@ -352,12 +411,13 @@ void end_step_and_count_atomic(const Space& space, Motion<Space, Real, Dim> s, M
 }
 
 template <class Space, class Real, int Dim>
-void end_step_and_count_scatter(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m,
+void end_step_and_count_scatter(Dispatch<Space>& dispatch, Motion<Space, Real, Dim> s, MapState<Space> m,
                                 CountScatter<Space> scatter_counts, int n, int d, StepEnd<Real> e) {
-    Kokkos::deep_copy(space, m.counts, 0);
-    scatter_counts.reset(space);
-    Kokkos::parallel_for(
-        "nbody::kokkos::end_step_count_scatter", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+    Kokkos::deep_copy(dispatch.space(), m.counts, 0);
+    scatter_counts.reset(dispatch.space());
+    dispatch.parallel_for(
+        "nbody::kokkos::end_step_count_scatter", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+        KOKKOS_LAMBDA(const int i) {
             const int cell = end_step(s, i, d, e);
             if (cell >= 0) {
                 auto access = scatter_counts.access();
@@ -369,9 +429,10 @@ void end_step_and_count_scatter(const Space& space, Motion<Space, Real, Dim> s, 
 
 // The whole map from the counts.
 template <class Space>
-void normalise_map(const Space& space, MapState<Space> m) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::normalise_map", Kokkos::RangePolicy<Space>(space, 0, static_cast<int>(m.map.extent(0))),
+void normalise_map(Dispatch<Space>& dispatch, MapState<Space> m) {
+    dispatch.parallel_for(
+        "nbody::kokkos::normalise_map",
+        Kokkos::RangePolicy<Space>(dispatch.space(), 0, static_cast<int>(m.map.extent(0))),
         KOKKOS_LAMBDA(const int c) { m.map(c) = static_cast<float>(m.counts(c)) * m.scale; });
 }
 
@@ -379,10 +440,11 @@ void normalise_map(const Space& space, MapState<Space> m) {
 // it entered. The map cannot be rewritten in the same kernel (a cell's count is final only once
 // every body has moved), hence rewrite_moved_cells.
 template <class Space, class Real, int Dim>
-void end_step_and_move_counts(const Space& space, Motion<Space, Real, Dim> s, MapState<Space> m, int n, int d,
-                              StepEnd<Real> e) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::end_step_move_counts", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+void end_step_and_move_counts(Dispatch<Space>& dispatch, Motion<Space, Real, Dim> s, MapState<Space> m, int n,
+                              int d, StepEnd<Real> e) {
+    dispatch.parallel_for(
+        "nbody::kokkos::end_step_move_counts", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+        KOKKOS_LAMBDA(const int i) {
             const int cell = end_step(s, i, d, e);
             const int before = m.cell(i);
             if (cell != before) {
@@ -398,9 +460,10 @@ void end_step_and_move_counts(const Space& space, Motion<Space, Real, Dim> s, Ma
 // cells keep counts and values. Bodies sharing a cell write the same value, atomically: plain
 // stores from several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
 template <class Space>
-void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::rewrite_moved_cells", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+void rewrite_moved_cells(Dispatch<Space>& dispatch, MapState<Space> m, int n) {
+    dispatch.parallel_for(
+        "nbody::kokkos::rewrite_moved_cells", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+        KOKKOS_LAMBDA(const int i) {
             const int from = m.moved_from(i);
             if (from == kStayed) return;
             const int to = m.cell(i);
@@ -412,10 +475,18 @@ void rewrite_moved_cells(const Space& space, MapState<Space> m, int n) {
 // The end of step of the owned bodies without counting (Euler over several ranks: the map waits
 // for the positions gathered after it).
 template <class Space, class Real, int Dim>
-void end_step_owned(const Space& space, Motion<Space, Real, Dim> s, int d, StepEnd<Real> e) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::end_step_owned", Kokkos::RangePolicy<Space>(space, e.owned.first, e.owned.end),
+void end_step_owned(Dispatch<Space>& dispatch, Motion<Space, Real, Dim> s, int d, StepEnd<Real> e) {
+    dispatch.parallel_for(
+        "nbody::kokkos::end_step_owned", Kokkos::RangePolicy<Space>(dispatch.space(), e.owned.first, e.owned.end),
         KOKKOS_LAMBDA(const int i) { end_step(s, i, d, e); });
+}
+
+// Every pull zero, one kernel (a graph node, where deep_copy is not).
+template <class Space, class Real, int Dim>
+void zero_pulls_of(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> pull, int n) {
+    dispatch.parallel_for(
+        "nbody::kokkos::zero_pulls", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+        KOKKOS_LAMBDA(const int i) { store(pull, i, Vec<Real, Dim>{}); });
 }
 
 // The state of one simulation of one workload (Real, Dim) in Views of the space's memory; a
@@ -446,6 +517,7 @@ public:
           n_(checked_body_count(problem.n)),
           d_(problem.d),
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
+          graph_steps_(graph_steps_for(tuning.at("dispatch"))),
           motion_{axes("p", decomposition_.gather_capacity()), axes("v", problem.n), axes("pull", problem.n)},
           m_("m", decomposition_.gather_capacity()),
           map_{DeviceCounts<Space>("counts", cells()), DeviceCounts<Space>("cell", per_body_cells()),
@@ -475,34 +547,22 @@ public:
         // Every strategy starts from a full count (map=incremental keeps the cells from here on).
         const StepEnd<Real> map_only = step_end(false, false, false);
         if (map_strategy_ == MapStrategy::scatter_view)
-            end_step_and_count_scatter(space_, motion_, map_, scatter_, n_, d_, map_only);
+            end_step_and_count_scatter(dispatch_, motion_, map_, scatter_, n_, d_, map_only);
         else
-            end_step_and_count_atomic(space_, motion_, map_, n_, d_, map_only,
+            end_step_and_count_atomic(dispatch_, motion_, map_, n_, d_, map_only,
                                       map_strategy_ == MapStrategy::incremental);
-        normalise_map(space_, map_);
+        normalise_map(dispatch_, map_);
     }
 
     void advance(int steps) final {
-        const bool leapfrog = integrator() == Integrator::leapfrog;
-        for (int s = 0; s < steps; ++s) {
-            const bool last = s + 1 == steps;
-            // The later steps' first halves run in the previous step's last kernel.
-            if (leapfrog && s == 0) advance_before_force_owned(space_, motion_, owned_range(), integrator(), G(), dt());
-            if (leapfrog) gather_positions();  // after the drift
-            pull_kernel();
-            // The pulls are consumed here unless a later advance() still needs them (leapfrog's
-            // first half kick of its first step).
-            const bool pulls_consumed = !leapfrog || !last;
-            const StepEnd<Real> end = step_end(true, leapfrog && !last, adds_into_pulls() && pulls_consumed);
-            if (spans_ranks() && !leapfrog) {
-                end_step_owned(space_, motion_, d_, end);
-                gather_positions();  // after the drift
-                end_step_and_map(step_end(false, false, false));
-            } else {
-                end_step_and_map(end);
-            }
-            pulls_zero_ = end.zero_pulls;
+        if (steps <= 0) return;
+        // The later steps' first halves run in the previous step's last kernel.
+        if (leapfrog()) advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
+        if (graph_steps_ > 0) {
+            replay(steps);
+            return;
         }
+        for (int s = 0; s < steps; ++s) step(s + 1 == steps);
     }
 
     void synchronize() final { space_.fence(); }
@@ -530,10 +590,13 @@ protected:
     // Zeroes pulls() unless the last kernel left them zero.
     void zero_pulls() {
         if (pulls_zero_) return;
-        for (int k = 0; k < Dim; ++k) Kokkos::deep_copy(space_, motion_.pull[k], Real(0));
+        zero_pulls_of(dispatch_, motion_.pull, n_);
+        pulls_zero_ = true;
     }
 
     const Space& space() const { return space_; }
+    // Where compute_pulls() launches its kernels.
+    Dispatch<Space>& dispatch() { return dispatch_; }
     int n() const { return n_; }
     // The bodies whose pulls this rank computes: all n() without ranks.
     OwnedRange owned_range() const {
@@ -553,6 +616,69 @@ private:
     Real G() const { return static_cast<Real>(problem_.constants.G); }
     Real dt() const { return static_cast<Real>(problem_.constants.dt); }
     bool spans_ranks() const { return problem_.distribution.spans_ranks(); }
+    bool leapfrog() const { return integrator() == Integrator::leapfrog; }
+
+    // One step's kernels after advance_before_force_owned (leapfrog's first step) on dispatch_;
+    // `last`: the last of an advance().
+    void step(bool last) {
+        if (leapfrog()) gather_positions();  // after the drift
+        pull_kernel();
+        // The pulls are consumed here unless a later advance() still needs them (leapfrog's
+        // first half kick of its first step).
+        const bool pulls_consumed = !leapfrog() || !last;
+        const StepEnd<Real> end = step_end(true, leapfrog() && !last, adds_into_pulls() && pulls_consumed);
+        if (spans_ranks() && !leapfrog()) {
+            end_step_owned(dispatch_, motion_, d_, end);
+            gather_positions();  // after the drift
+            end_step_and_map(step_end(false, false, false));
+        } else {
+            end_step_and_map(end);
+        }
+        pulls_zero_ = end.zero_pulls;
+    }
+
+    // dispatch=graphK: `steps` steps from graphs recorded once, of K steps and of one step before
+    // the last, and of the last step. Every graph starts from zero pulls where the variant adds into
+    // them (its steps leave them so), so that no graph depends on what ran before it.
+    void replay(int steps) {
+        if (adds_into_pulls()) zero_pulls();
+        const int middle = steps - 1;
+        for (int g = 0; g < middle / graph_steps_; ++g) graph_of(graph_steps_, false).submit();
+        for (int s = 0; s < middle % graph_steps_; ++s) graph_of(1, false).submit();
+        graph_of(1, true).submit();
+        pulls_zero_ = adds_into_pulls() && !leapfrog();  // the last step's end (see step())
+    }
+
+    // The graph of `count` steps, the last of an advance() if `last`, recorded at first use.
+    const Kokkos::Experimental::Graph<Space>& graph_of(int count, bool last) {
+        auto& graph = last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
+        if (!graph) {
+            const bool pulls_were_zero = pulls_zero_;
+            pulls_zero_ = true;  // the graphs' starting state (replay())
+            graph = dispatch_.record([&] {
+                for (int s = 0; s < count; ++s) step(last && s + 1 == count);
+            });
+            pulls_zero_ = pulls_were_zero;
+        }
+        return *graph;
+    }
+
+    // The steps per graph of the `dispatch` tuning (0: launched), refused where steps cannot be
+    // recorded: a full recount clears its counts with deep_copy, and the ranks' gathers run between
+    // kernels. auto: graphs on the GPU where they can be recorded, launches on host spaces (whose
+    // graphs run the same kernels one by one).
+    int graph_steps_for(const std::string& dispatch) const {
+        if (dispatch == "auto")
+            return kRunsOnGpu<Space> && map_strategy_ == MapStrategy::incremental && !spans_ranks() ? kAutoGraphSteps
+                                                                                                     : 0;
+        const int steps = graph_steps_of(dispatch);
+        if (steps > 0 && map_strategy_ != MapStrategy::incremental)
+            throw UsageError("tuning dispatch=" + dispatch + " records steps with map=incremental only");
+        if (steps > 0 && spans_ranks())
+            throw UsageError("tuning dispatch=" + dispatch + " runs on one rank; over " +
+                             std::to_string(problem_.distribution.ranks()) + " ranks use dispatch=launch");
+        return steps;
+    }
 
     StepEnd<Real> step_end(bool advance, bool next_before_force, bool zero) const {
         return {integrator(), G(), dt(), advance, next_before_force, zero, owned_range()};
@@ -637,16 +763,16 @@ private:
     void end_step_and_map(const StepEnd<Real>& e) {
         switch (map_strategy_) {
             case MapStrategy::incremental:
-                end_step_and_move_counts(space_, motion_, map_, n_, d_, e);
-                rewrite_moved_cells(space_, map_, n_);
+                end_step_and_move_counts(dispatch_, motion_, map_, n_, d_, e);
+                rewrite_moved_cells(dispatch_, map_, n_);
                 break;
             case MapStrategy::atomic_counts:
-                end_step_and_count_atomic(space_, motion_, map_, n_, d_, e, false);
-                normalise_map(space_, map_);
+                end_step_and_count_atomic(dispatch_, motion_, map_, n_, d_, e, false);
+                normalise_map(dispatch_, map_);
                 break;
             case MapStrategy::scatter_view:
-                end_step_and_count_scatter(space_, motion_, map_, scatter_, n_, d_, e);
-                normalise_map(space_, map_);
+                end_step_and_count_scatter(dispatch_, motion_, map_, scatter_, n_, d_, e);
+                normalise_map(dispatch_, map_);
                 break;
         }
     }
@@ -655,8 +781,11 @@ private:
     BlockDecomposition decomposition_;
     BodyBlock owned_;
     Space space_;
+    Dispatch<Space> dispatch_{space_};
     int n_, d_;
     MapStrategy map_strategy_;
+    int graph_steps_;  // dispatch=graphK: K; 0: launched
+    std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_, step_graph_, last_step_graph_;
     Motion<Space, Real, Dim> motion_;
     DeviceReals<Space, Real> m_;
     MapState<Space> map_;

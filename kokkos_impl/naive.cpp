@@ -8,10 +8,10 @@ namespace nbody {
 namespace kokkos {
 
 template <class Space, class Real, int Dim>
-void naive_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+void naive_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                  DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
-    Kokkos::parallel_for(
-        "nbody::kokkos::naive", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(const int i) {
+    dispatch.parallel_for(
+        "nbody::kokkos::naive", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n), KOKKOS_LAMBDA(const int i) {
             const Vec<Real, Dim> pi = load(p, i);
             Vec<Real, Dim> sum{};
             for (int j = 0; j < n; ++j) accumulate_pull(pi, load(p, j), m(j), eps2, sum, InvSqrt{});
@@ -26,7 +26,7 @@ public:
 
 private:
     void compute_pulls() override {
-        naive_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
+        naive_pulls(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
     }
 };
 

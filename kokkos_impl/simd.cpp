@@ -53,12 +53,12 @@ struct PortableInvSqrt {
 // missing lanes sit at the origin and are not stored). A host lambda, not KOKKOS_LAMBDA: the
 // variant is registered for host spaces only.
 template <class Space, class Real, int Dim>
-void simd_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                 DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
     constexpr int lanes = kLanes<Real>;
     const int groups = (n + lanes - 1) / lanes;
-    Kokkos::parallel_for(
-        "nbody::kokkos::simd", Kokkos::RangePolicy<Space>(space, 0, groups), [=](const int group) {
+    dispatch.parallel_for(
+        "nbody::kokkos::simd", Kokkos::RangePolicy<Space>(dispatch.space(), 0, groups), [=](const int group) {
             const int first = group * lanes;
             const int count = n - first < lanes ? n - first : lanes;
             Real pi[Dim][lanes], sum[Dim][lanes];
@@ -92,7 +92,7 @@ public:
 
 private:
     void compute_pulls() override {
-        simd_pulls(this->space(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
+        simd_pulls(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
     }
 };
 

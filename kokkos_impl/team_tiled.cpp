@@ -85,7 +85,7 @@ int auto_slices(const Space& space, int bodies, int team_size, int tile) {
 // bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
 // per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
 template <int BodiesPerThread, class Space, class Real, int Dim>
-void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                       DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned, Real eps2, int team_size, int tile,
                       int vector_length, int slices, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
@@ -95,7 +95,7 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
     const int blocks = (owned.end - owned.first + tile - 1) / tile;
     const int tiles_per_slice = ((n + tile - 1) / tile + slices - 1) / slices;
     const auto policy =
-        Policy(space, blocks * slices, team_size, vector_length)
+        Policy(dispatch.space(), blocks * slices, team_size, vector_length)
             .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
         // Captured here: nvcc refuses an extended lambda's first capture inside the if constexpr below.
@@ -177,7 +177,7 @@ void team_tiled_pulls(const Space& space, DeviceAxes<Space, Real, Dim> p, Device
     if (largest_team != nullptr)
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
     else if (blocks > 0)
-        Kokkos::parallel_for("nbody::kokkos::team_tiled", policy, kernel);
+        dispatch.parallel_for("nbody::kokkos::team_tiled", policy, kernel);
 }
 
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
@@ -246,7 +246,7 @@ private:
     int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
 
     // The launch, or the team size check (see team_tiled_pulls).
-    void pull_kernel(int* largest_team = nullptr) const {
+    void pull_kernel(int* largest_team = nullptr) {
         switch (mapping_.bodies_per_thread) {
             case 2: return launch<2>(largest_team);
             case 4: return launch<4>(largest_team);
@@ -254,8 +254,8 @@ private:
         }
     }
     template <int BodiesPerThread>
-    void launch(int* largest_team) const {
-        team_tiled_pulls<BodiesPerThread>(this->space(), this->positions(), this->masses(), this->pulls(), this->n(),
+    void launch(int* largest_team) {
+        team_tiled_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(),
                                           this->owned_range(), this->eps2(), team_size_, tile_,
                                           mapping_.vector_length, slices_, largest_team);
     }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <new>
 #include <regex>
 #include <span>
@@ -417,6 +418,97 @@ TEST(Kokkos, IncrementalMapEqualsAFullRecountBitForBit) {
             }
 }
 
+// `initial` (its dimension and precision) simulated by variant `id` with `tuning`, in advance()
+// calls of `chunks` steps; the state and map after each call.
+template <class Real>
+std::vector<Outcome<Real>> simulate_in_chunks(const VariantDescriptor& v, const BodiesT<Real>& initial,
+                                              const Workload& workload, int d, const std::vector<int>& chunks,
+                                              const TuningValues& tuning) {
+    auto sim = v.create({.n = initial.size(), .d = d, .constants = {}, .workload = workload},
+                        Registry::resolve_tuning(v, tuning));
+    sim->upload(initial);
+    std::vector<Outcome<Real>> after;
+    for (const int chunk : chunks) {
+        sim->advance(chunk);
+        sim->synchronize();
+        Outcome<Real>& out = after.emplace_back();
+        sim->download(out.state, out.map);
+    }
+    return after;
+}
+
+TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
+    // dispatch=graphK replays graphs recorded once (K steps, one step, the last step) with every
+    // advance() call: calls of 1, 2, 7 and 20 steps mix them all, and each must hand back the state
+    // and map of the same steps launched kernel by kernel. Every workload (leapfrog's last step
+    // keeps its pulls for the next call's first half kick); team_tiled with j slices adds into
+    // pulls that the graphs must find zero. Bit for bit on host spaces; on the GPU the slices'
+    // atomic additions may sum in another order.
+    const auto variants = available_kokkos(false);
+    if (variants.empty()) GTEST_SKIP() << builtin_registry().match("kokkos.*").front()->availability().reason;
+    const std::vector<int> chunks = {1, 2, 7, 20};
+    constexpr int kMapSize = 16;
+    int compared = 0;
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads())
+            std::visit(
+                [&](const auto& initial) {
+                    TuningValues launched = {{"dispatch", "launch"}};
+                    if (v->id.rfind("kokkos.team_tiled@", 0) == 0) {
+                        launched["tile"] = "32";
+                        launched["slices"] = "4";
+                        launched["team_size"] = v->runs_on_gpu ? "32" : "1";
+                        if (v->runs_on_gpu) launched["body_mapping"] = "thread";
+                    }
+                    const auto expected = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, launched);
+                    for (const char* graph : {"graph1", "graph4"}) {
+                        TuningValues t = launched;
+                        t["dispatch"] = graph;
+                        const auto got = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, t);
+                        const std::string what = v->id + " " + to_string(workload) + " dispatch=" + graph;
+                        for (std::size_t c = 0; c < chunks.size(); ++c) {
+                            for (int k = 0; k < workload.dim; ++k)
+                                for (std::size_t i = 0; i < initial.size(); ++i) {
+                                    const double want = expected[c].state.position(k)[i];
+                                    const double have = got[c].state.position(k)[i];
+                                    if (v->runs_on_gpu)
+                                        EXPECT_NEAR(have, want, 1e-5 * (1 + std::abs(want))) << what << " body " << i;
+                                    else
+                                        EXPECT_EQ(have, want) << what << " body " << i << " axis " << k;
+                                    if (!v->runs_on_gpu)
+                                        EXPECT_EQ(got[c].state.velocity(k)[i], expected[c].state.velocity(k)[i])
+                                            << what << " body " << i << " axis " << k;
+                                }
+                            if (!v->runs_on_gpu) EXPECT_EQ(got[c].map, expected[c].map) << what << " call " << c;
+                        }
+                        ++compared;
+                    }
+                },
+                generate_state(workload, 300, 21));
+    EXPECT_GT(compared, 0);
+}
+
+TEST(Kokkos, GraphDispatchNeedsAnIncrementalMapOnOneRank) {
+    for (const VariantDescriptor* v : available_kokkos(false)) {
+        const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {}};
+        for (const char* map : {"atomic", "scatter"}) {
+            try {
+                v->create(problem, Registry::resolve_tuning(*v, {{"dispatch", "graph4"}, {"map", map}}));
+                ADD_FAILURE() << v->id << " accepted dispatch=graph4 with map=" << map;
+            } catch (const UsageError& e) {
+                EXPECT_NE(std::string(e.what()).find("dispatch=graph4 records steps with map=incremental only"),
+                          std::string::npos)
+                    << e.what();
+            }
+        }
+        // auto falls back to launches where graphs cannot record the steps.
+        EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {{"map", "atomic"}}))) << v->id;
+    }
+    for (const auto& space : kokkos_spaces())
+        EXPECT_THROW(Registry::resolve_tuning(*builtin_registry().find("kokkos.naive@" + space), {{"dispatch", "graph3"}}),
+                     UsageError);
+}
+
 TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
     for (const auto& space : kokkos_spaces()) {
         const VariantDescriptor* tiled = builtin_registry().find("kokkos.team_tiled@" + space);
@@ -692,6 +784,23 @@ TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
                 std::visit(
                     [&](const auto& initial) { expect_distributed_equals_single_rank(*v, tuning, workload, initial, ranks); },
                     generate_state(workload, n, 21));
+}
+
+TEST(Kokkos, GraphDispatchIsRefusedOverSeveralRanks) {
+    // A rank's steps gather positions between kernels, which a recorded graph cannot hold.
+    const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
+    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
+    auto area = std::make_unique<ForkedArea>();
+    ForkedCommunicator communicator(*area, 0, 2);
+    const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {},
+                          .distribution = {.host = &communicator, .device = nullptr}};
+    try {
+        v->create(problem, Registry::resolve_tuning(*v, {{"dispatch", "graph16"}}));
+        ADD_FAILURE() << "dispatch=graph16 accepted over 2 ranks";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("over 2 ranks use dispatch=launch"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {})));  // auto launches
 }
 
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
