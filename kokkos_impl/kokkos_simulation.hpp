@@ -171,9 +171,16 @@ void check_team_size(int largest, int team_size, int vector_length, const Worklo
                          "allow on " + SpaceName<Space>::value + " for " + to_string(workload));
 }
 
-// Where a simulation's kernels go: launched on the space one by one, or, while steps are recorded,
-// appended in order to a Kokkos graph (Kokkos::Experimental::Graph, a CUDA graph on the GPU; Kokkos
-// 3.4 has it too), which then replays them with one submission instead of a host launch each.
+// The state a kernel reads or writes: the bodies (positions, masses, velocities, pulls) or the
+// activity map (counts, cells, map values), or both. A recorded graph orders a kernel after the
+// last kernels that touched the same state only, so that the map's rewrite of one step runs beside
+// the next step's pull kernel.
+enum class Touches { bodies, map, bodies_and_map };
+
+// Where a simulation's kernels go: launched on the space one by one (in program order), or, while
+// steps are recorded, appended to a Kokkos graph (Kokkos::Experimental::Graph, a CUDA graph on the
+// GPU; Kokkos 3.4 has it too), which then replays them with one submission instead of a host launch
+// each.
 template <class Space>
 class Dispatch {
 public:
@@ -182,11 +189,28 @@ public:
     const Space& space() const { return space_; }
 
     template <class Policy, class Functor>
-    void parallel_for(const std::string& label, const Policy& policy, const Functor& functor) {
-        if (recording_)
-            tail_ = tail_.then_parallel_for(label, policy, functor);
-        else
+    void parallel_for(const std::string& label, const Policy& policy, const Functor& functor,
+                      Touches touches = Touches::bodies) {
+        if (!recording_) {
             Kokkos::parallel_for(label, policy, functor);
+            return;
+        }
+        switch (touches) {
+            case Touches::bodies:
+                last_bodies_ = last_bodies_.then_parallel_for(label, policy, functor);
+                chains_joined_ = false;
+                break;
+            case Touches::map:
+                last_map_ = last_map_.then_parallel_for(label, policy, functor);
+                chains_joined_ = false;
+                break;
+            case Touches::bodies_and_map: {
+                const Node after = chains_joined_ ? last_bodies_ : Node(Kokkos::Experimental::when_all(last_bodies_, last_map_));
+                last_bodies_ = last_map_ = after.then_parallel_for(label, policy, functor);
+                chains_joined_ = true;
+                break;
+            }
+        }
     }
 
     // A graph of the kernels record() dispatches, each after the one before.
@@ -199,15 +223,18 @@ public:
     }
 
 private:
+    using Node = Kokkos::Experimental::GraphNodeRef<Space>;
+
     // Appending to a graph from `root` while it lives, however record() leaves.
     struct Recording {
-        Recording(Dispatch& dispatch, const Kokkos::Experimental::GraphNodeRef<Space>& root) : dispatch(dispatch) {
-            dispatch.tail_ = root;
+        Recording(Dispatch& dispatch, const Node& root) : dispatch(dispatch) {
+            dispatch.last_bodies_ = dispatch.last_map_ = root;
+            dispatch.chains_joined_ = true;
             dispatch.recording_ = true;
         }
         ~Recording() {
             dispatch.recording_ = false;
-            dispatch.tail_ = {};
+            dispatch.last_bodies_ = dispatch.last_map_ = {};
         }
         Recording(const Recording&) = delete;
         Recording& operator=(const Recording&) = delete;
@@ -216,7 +243,8 @@ private:
 
     Space space_;
     bool recording_ = false;
-    Kokkos::Experimental::GraphNodeRef<Space> tail_;
+    Node last_bodies_, last_map_;  // the last recorded kernels touching each
+    bool chains_joined_ = true;    // both are the same node
 };
 
 // The steps per recorded graph a `dispatch` tuning value names: launch 0 (every kernel launched
@@ -407,7 +435,8 @@ void end_step_and_count_atomic(Dispatch<Space>& dispatch, Motion<Space, Real, Di
             const int cell = end_step(s, i, d, e);
             if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
             if (record_cells) m.cell(i) = cell;
-        });
+        },
+        Touches::bodies_and_map);
 }
 
 template <class Space, class Real, int Dim>
@@ -423,7 +452,8 @@ void end_step_and_count_scatter(Dispatch<Space>& dispatch, Motion<Space, Real, D
                 auto access = scatter_counts.access();
                 access(cell) += 1;
             }
-        });
+        },
+        Touches::bodies_and_map);
     Kokkos::Experimental::contribute(m.counts, scatter_counts);
 }
 
@@ -433,7 +463,7 @@ void normalise_map(Dispatch<Space>& dispatch, MapState<Space> m) {
     dispatch.parallel_for(
         "nbody::kokkos::normalise_map",
         Kokkos::RangePolicy<Space>(dispatch.space(), 0, static_cast<int>(m.map.extent(0))),
-        KOKKOS_LAMBDA(const int c) { m.map(c) = static_cast<float>(m.counts(c)) * m.scale; });
+        KOKKOS_LAMBDA(const int c) { m.map(c) = static_cast<float>(m.counts(c)) * m.scale; }, Touches::map);
 }
 
 // An incremental step: a body whose cell changed moves one count from the cell it left to the one
@@ -453,11 +483,12 @@ void end_step_and_move_counts(Dispatch<Space>& dispatch, Motion<Space, Real, Dim
                 m.cell(i) = cell;
             }
             m.moved_from(i) = cell != before ? before : kStayed;
-        });
+        },
+        Touches::bodies_and_map);
 }
 
 // map = count * scale (normalise_map's expression) in the cells bodies left or entered; the other
-// cells keep counts and values. Bodies sharing a cell write the same value, atomically: plain
+// cells keep counts and values. Recorded beside the next step's pull kernel (Touches::map). Bodies sharing a cell write the same value, atomically: plain
 // stores from several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
 template <class Space>
 void rewrite_moved_cells(Dispatch<Space>& dispatch, MapState<Space> m, int n) {
@@ -469,7 +500,8 @@ void rewrite_moved_cells(Dispatch<Space>& dispatch, MapState<Space> m, int n) {
             const int to = m.cell(i);
             if (from >= 0) Kokkos::atomic_exchange(&m.map(from), static_cast<float>(m.counts(from)) * m.scale);
             if (to >= 0) Kokkos::atomic_exchange(&m.map(to), static_cast<float>(m.counts(to)) * m.scale);
-        });
+        },
+        Touches::map);
 }
 
 // The end of step of the owned bodies without counting (Euler over several ranks: the map waits
