@@ -187,7 +187,12 @@ struct BodyMapping {
     int bodies_per_thread;
 };
 
-inline BodyMapping body_mapping_of(const std::string& name) {
+// body_mapping=auto (GPU): one body per thread below N = 4096, where a team of 32 or 64 threads
+// per small tile gives the most teams (6.05 us per step at N = 1024 against 8.45 with pairs), two
+// from there (the measured best at 4096 and at N >= 65536; docs/performance-kokkos.md, issue 14).
+// `bodies`: those whose pulls this rank sums.
+inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
+    if (name == "auto") return body_mapping_of(bodies < 4096 ? "thread" : "pair", bodies);
     if (name == "pair") return {1, 2};
     if (name == "quad") return {1, 4};
     if (name == "lanes2") return {2, 1};
@@ -196,15 +201,17 @@ inline BodyMapping body_mapping_of(const std::string& name) {
 }
 
 // tile=auto: blocks of bodies small enough that small N still spread over many teams (512-body
-// blocks left N = 1024 two blocks; below 8192 bodies 64-body tiles also halve each thread's chain
-// of dependent interactions: 10.1 against 13.6 us per step at N = 1024), 512 from N = 65536 where
-// the larger tile is the faster one (docs/performance-kokkos.md, issue 14). `bodies`: those
+// blocks left N = 1024 two blocks; smaller tiles also shorten each thread's chain of dependent
+// interactions: at N = 1024 with graphs 13.6, 10.1 and 6.05 us per step with 128-, 64- and 32-body
+// tiles), 512 from N = 65536 where the larger tile is the faster one (docs/performance-kokkos.md,
+// issue 14). `bodies`: those
 // whose pulls this rank sums.
 inline int auto_tile(int bodies) {
     if (bodies >= 65536) return 512;
     if (bodies >= 32768) return 256;
     if (bodies >= 8192) return 128;
-    return 64;
+    if (bodies >= 2048) return 64;
+    return 32;
 }
 
 // team_size=auto: one thread per group of the block's bodies with `pair` and `quad`, else one per
@@ -220,7 +227,7 @@ public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
         : KokkosSimulation<Space, Real, Dim>(problem, tuning),
           tile_(tuning.at("tile") == "auto" ? auto_tile(owned_bodies()) : static_cast<int>(tuning_int(tuning, "tile"))),
-          mapping_(body_mapping_of(tuning.at("body_mapping"))),
+          mapping_(body_mapping_of(tuning.at("body_mapping"), owned_bodies())),
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
@@ -272,10 +279,11 @@ private:
 
 void register_kokkos_team_tiled(Registry& registry) {
     // Host spaces run teams of one thread (Kokkos' host team size is the threads of one core).
-    // GPU defaults: tile and team size from N (auto_tile, auto_team_size): from N = 65536 256
-    // threads, each summing 2 of the team's 512 bodies against 512-body tiles, the fastest
-    // measured at N >= 65536 in float32, and in float64 the count cuda.sliced measured best
-    // (2 > 4 > 1 bodies per thread); smaller tiles below (docs/performance-kokkos.md).
+    // GPU defaults: tile, bodies per thread and team size from N (auto_tile, body_mapping_of,
+    // auto_team_size): from N = 65536 256 threads, each summing 2 of the team's 512 bodies against
+    // 512-body tiles, the fastest measured at N >= 65536 in float32, and in float64 the count
+    // cuda.sliced measured best (2 > 4 > 1 bodies per thread); smaller tiles and one body per
+    // thread below (docs/performance-kokkos.md).
     // Distributed: the pull kernel sums the rank's owned block only.
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
@@ -284,11 +292,14 @@ void register_kokkos_team_tiled(Registry& registry) {
                                     .description = "thread: one body per thread; pair/quad: two/four per thread, "
                                                    "sharing each staged load (independent dependency chains); "
                                                    "lanes2/lanes4: a body's tile split over 2/4 vector lanes",
-                                    .default_value = gpu ? "pair" : "thread",
+                                    .default_value = gpu ? "auto" : "thread",
                                     .allowed_values = {"thread", "pair", "quad"},
                                     .min_value = 0,
                                     .max_value = 0};
-            if (gpu) mapping.allowed_values = {"thread", "pair", "quad", "lanes2", "lanes4"};
+            if (gpu) {
+                mapping.description += " (auto: thread below N = 4096, else pair)";
+                mapping.allowed_values = {"auto", "thread", "pair", "quad", "lanes2", "lanes4"};
+            }
             TuningParameter team_size =
                 kokkos::power_of_two_tuning("team_size", "threads per team", gpu ? 32 : 1, gpu ? 1024 : 1, 1);
             TuningParameter tile =
@@ -297,7 +308,7 @@ void register_kokkos_team_tiled(Registry& registry) {
                 team_size.description += " (auto: tile / 2 with body_mapping=pair, tile / 4 with quad, else min(tile, 256))";
                 team_size.default_value = "auto";
                 team_size.allowed_values.insert(team_size.allowed_values.begin(), "auto");
-                tile.description += " (auto: 64 below N = 8192, 128 below 32768, 256 below 65536, else 512)";
+                tile.description += " (auto: 32 below N = 2048, 64 below 8192, 128 below 32768, 256 below 65536, else 512)";
                 tile.default_value = "auto";
                 tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
             }
