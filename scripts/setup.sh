@@ -9,8 +9,9 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           clang-16 libclang-rt-16-dev libomp-16-dev
           # the distributed mode (docs/scaling.md): MPI's library and mpirun
           libopenmpi-dev openmpi-bin)
-# omp_target_impl/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1)
-packages+=(gcc-12-offload-nvptx)
+# omp_target_impl/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
+# packager and linker wrapper (the Clang build's omp_target variants)
+packages+=(gcc-12-offload-nvptx clang-tools-16)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
