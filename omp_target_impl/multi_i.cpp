@@ -70,7 +70,7 @@ std::unique_ptr<Simulation> make(const Problem& p, const TuningValues& t, Offloa
 }  // namespace
 
 VariantEntry multi_i_entry() {
-    std::vector<TuningParameter> tunings = launch_tunings("8");
+    std::vector<TuningParameter> tunings = launch_tunings(8);
     tunings.push_back({.name = "bodies",
                        .description = "bodies i per lane (each loaded body j serves that many interactions)",
                        .default_value = "4",

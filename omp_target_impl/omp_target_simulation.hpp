@@ -39,12 +39,17 @@ enum class OffloadDevice { gpu_required, host_fallback_allowed };
 // Available when libgomp finds an offload device; otherwise the reason.
 Availability offload_availability();
 
-// SIMT lanes of one OpenMP thread in GCC's nvptx mapping (a thread is a warp; `simd` spreads
-// over its lanes).
+// SIMT lanes of one OpenMP thread: 32 in GCC's nvptx mapping (a thread is a warp; `simd` spreads
+// over its lanes), 1 in Clang's (a thread is a CUDA thread; `simd` is one lane).
+#if defined(__clang__)
+inline constexpr int kLanes = 1;
+#else
 inline constexpr int kLanes = 32;
+#endif
 
-// num_teams / thread_limit tunings ("teams" 0: enough teams for one body per lane).
-std::vector<TuningParameter> launch_tunings(const std::string& default_threads);
+// num_teams / thread_limit tunings ("teams" 0: enough teams for one body per lane); the default
+// thread_limit gives teams of `default_warps` warps (GCC: that many threads; Clang: 32 times as many).
+std::vector<TuningParameter> launch_tunings(int default_warps);
 struct Launch {
     int teams = 0;
     int threads = 0;

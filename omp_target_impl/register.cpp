@@ -11,20 +11,30 @@ namespace omp_target {
 
 Availability offload_availability() {
     if (omp_get_num_devices() > 0) return {};
+#if defined(__clang__)
+    return {false,
+            "no OpenMP offload device: libomptarget found no GPU (it needs its CUDA plugin "
+            "libomptarget.rtl.cuda.nextgen.so or libomptarget.rtl.cuda.so beside it, under those names, libLLVM-16, "
+            "the CUDA driver libcuda.so and an NVIDIA GPU), and running the target regions on the host instead is "
+            "refused"};
+#else
     return {false,
             "no OpenMP offload device: libgomp found no GPU (it needs its nvptx plugin libgomp-plugin-nvptx.so.1 "
             "beside the binary or on the library path, the CUDA driver libcuda.so.1 and an NVIDIA GPU), and running "
             "the target regions on the host instead is refused"};
+#endif
 }
 
-std::vector<TuningParameter> launch_tunings(const std::string& default_threads) {
+std::vector<TuningParameter> launch_tunings(int default_warps) {
+    constexpr int kThreadsPerWarp = 32 / kLanes;
     return {
         {.name = "threads",
-         .description = "thread_limit: OpenMP threads per team, each a warp of 32 lanes in GCC's nvptx mapping",
-         .default_value = default_threads,
+         .description = kLanes == 1 ? "thread_limit: OpenMP threads per team, one CUDA thread each in Clang's mapping"
+                                    : "thread_limit: OpenMP threads per team, each a warp of 32 lanes in GCC's nvptx mapping",
+         .default_value = std::to_string(default_warps * kThreadsPerWarp),
          .allowed_values = {},
          .min_value = 1,
-         .max_value = 32},
+         .max_value = 32 * kThreadsPerWarp},  // a CUDA block's 1024 threads
         {.name = "teams",
          .description = "num_teams; 0: enough teams for the bodies (N / (threads x bodies per thread))",
          .default_value = "0",

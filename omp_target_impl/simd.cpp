@@ -30,7 +30,7 @@ struct SimdForce {
 VariantEntry simd_entry() {
     return {.id = "omp_target.simd",
             .description = "parallel for simd over i: 32 bodies per warp, one per lane; num_teams/thread_limit tunings",
-            .tunings = launch_tunings("8"),
+            .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, SimdForce{launch_for(t, p.n, kLanes)}, device);
             }};

@@ -37,7 +37,7 @@ struct SimdJForce {
 VariantEntry simd_j_entry() {
     return {.id = "omp_target.simd_j",
             .description = "one body i per warp, simd over j with a reduction of the lanes' pulls; num_teams/thread_limit tunings",
-            .tunings = launch_tunings("8"),
+            .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, SimdJForce{launch_for(t, p.n, 1)}, device);
             }};

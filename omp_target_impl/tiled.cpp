@@ -1,5 +1,5 @@
 // omp_target.tiled: the bodies j staged in a team-local tile, as cuda.tiled stages them in shared
-// memory: each team takes blocks of threads x 32 bodies i; its threads copy a tile of bodies j
+// memory: each team takes blocks of threads x kLanes bodies i; its threads copy a tile of bodies j
 // into an array declared in the teams region (shared by the team's threads), then every lane
 // accumulates its body i over the tile into its pull, which stays in device memory between tiles
 // (a private accumulator cannot outlive one worksharing loop).
@@ -26,7 +26,7 @@ struct TiledForce {
                 const int first = blk * block, last = std::min(first + block, n);
 #pragma omp parallel num_threads(threads)
                 for (int j0 = 0; j0 < n; j0 += kTile) {
-                    const int tile_len = std::min(kTile, n - j0);
+                    const int tile_len = n - j0 < kTile ? n - j0 : kTile;  // no std::min: it would odr-use kTile, which Clang's device code does not have
 #pragma omp for simd
                     for (int t = 0; t < tile_len; ++t) {
                         for (int k = 0; k < Dim; ++k) tile[k][t] = pos[k * n + j0 + t];
@@ -59,7 +59,7 @@ struct TiledForce {
 VariantEntry tiled_entry() {
     return {.id = "omp_target.tiled",
             .description = "omp_target.simd with tiles of 256 bodies j in a team-local array; num_teams/thread_limit tunings",
-            .tunings = launch_tunings("8"),
+            .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, TiledForce{launch_for(t, p.n, kLanes)}, device);
             }};
