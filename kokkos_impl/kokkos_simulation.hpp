@@ -205,7 +205,8 @@ public:
                 chains_joined_ = false;
                 break;
             case Touches::bodies_and_map: {
-                const Node after = chains_joined_ ? last_bodies_ : Node(Kokkos::Experimental::when_all(last_bodies_, last_map_));
+                const Node after =
+                    chains_joined_ ? last_bodies_ : Node(Kokkos::Experimental::when_all(last_bodies_, last_map_));
                 last_bodies_ = last_map_ = after.then_parallel_for(label, policy, functor);
                 chains_joined_ = true;
                 break;
@@ -213,7 +214,7 @@ public:
         }
     }
 
-    // A graph of the kernels record() dispatches, each after the one before.
+    // A graph of the kernels record() dispatches, each after the last ones touching its state.
     template <class Record>
     Kokkos::Experimental::Graph<Space> record(Record record) {
         return Kokkos::Experimental::create_graph(space_, [&](const auto& root) {
