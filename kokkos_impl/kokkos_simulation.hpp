@@ -656,10 +656,7 @@ private:
     void step(bool last) {
         if (leapfrog()) gather_positions();  // after the drift
         pull_kernel();
-        // The pulls are consumed here unless a later advance() still needs them (leapfrog's
-        // first half kick of its first step).
-        const bool pulls_consumed = !leapfrog() || !last;
-        const StepEnd<Real> end = step_end(true, leapfrog() && !last, adds_into_pulls() && pulls_consumed);
+        const StepEnd<Real> end = step_end(true, leapfrog() && !last, step_zeroes_pulls(last));
         if (spans_ranks() && !leapfrog()) {
             end_step_owned(dispatch_, motion_, d_, end);
             gather_positions();  // after the drift
@@ -679,8 +676,13 @@ private:
         for (int g = 0; g < middle / graph_steps_; ++g) graph_of(graph_steps_, false).submit();
         for (int s = 0; s < middle % graph_steps_; ++s) graph_of(1, false).submit();
         graph_of(1, true).submit();
-        pulls_zero_ = adds_into_pulls() && !leapfrog();  // the last step's end (see step())
+        pulls_zero_ = step_zeroes_pulls(true);
     }
+
+    // Whether a step's last kernel leaves the pulls zero: where the variant adds into them, once
+    // they are consumed, which they are unless a later advance() still needs them (leapfrog's
+    // first half kick of its first step).
+    bool step_zeroes_pulls(bool last) const { return adds_into_pulls() && (!leapfrog() || !last); }
 
     // The graph of `count` steps, the last of an advance() if `last`, recorded at first use.
     const Kokkos::Experimental::Graph<Space>& graph_of(int count, bool last) {

@@ -59,6 +59,25 @@ struct Outcome {
     std::vector<float> map;
 };
 
+// `initial` (its dimension and precision) simulated by variant `id` with `tuning`, in advance()
+// calls of `chunks` steps; the state and map after each call.
+template <class Real>
+std::vector<Outcome<Real>> simulate_in_chunks(const VariantDescriptor& v, const BodiesT<Real>& initial,
+                                              const Workload& workload, int d, const std::vector<int>& chunks,
+                                              const TuningValues& tuning) {
+    auto sim = v.create({.n = initial.size(), .d = d, .constants = {}, .workload = workload, .distribution = {}},
+                        Registry::resolve_tuning(v, tuning));
+    sim->upload(initial);
+    std::vector<Outcome<Real>> after;
+    for (const int chunk : chunks) {
+        sim->advance(chunk);
+        sim->synchronize();
+        Outcome<Real>& out = after.emplace_back();
+        sim->download(out.state, out.map);
+    }
+    return after;
+}
+
 // `steps` steps of `initial` (its dimension and precision) by variant `id`.
 template <class Real>
 Outcome<Real> simulate(const std::string& id, const BodiesT<Real>& initial, int d, int steps,
@@ -68,14 +87,7 @@ Outcome<Real> simulate(const std::string& id, const BodiesT<Real>& initial, int 
     const Workload workload{.dim = initial.dim,
                             .precision = std::is_same_v<Real, double> ? Precision::fp64 : Precision::fp32,
                             .integrator = integrator};
-    auto sim = variant->create({.n = initial.size(), .d = d, .constants = {}, .workload = workload},
-                               Registry::resolve_tuning(*variant, tuning));
-    sim->upload(initial);
-    sim->advance(steps);
-    sim->synchronize();
-    Outcome<Real> out;
-    sim->download(out.state, out.map);
-    return out;
+    return simulate_in_chunks(*variant, initial, workload, d, {steps}, tuning).back();
 }
 
 // The available Kokkos variants, only the host spaces' when host_only.
@@ -416,25 +428,6 @@ TEST(Kokkos, IncrementalMapEqualsAFullRecountBitForBit) {
                 EXPECT_GT(reentries, 30u) << v->id << " " << to_string(workload) << " D=" << d
                                           << ": bodies should leave the square and come back";
             }
-}
-
-// `initial` (its dimension and precision) simulated by variant `id` with `tuning`, in advance()
-// calls of `chunks` steps; the state and map after each call.
-template <class Real>
-std::vector<Outcome<Real>> simulate_in_chunks(const VariantDescriptor& v, const BodiesT<Real>& initial,
-                                              const Workload& workload, int d, const std::vector<int>& chunks,
-                                              const TuningValues& tuning) {
-    auto sim = v.create({.n = initial.size(), .d = d, .constants = {}, .workload = workload},
-                        Registry::resolve_tuning(v, tuning));
-    sim->upload(initial);
-    std::vector<Outcome<Real>> after;
-    for (const int chunk : chunks) {
-        sim->advance(chunk);
-        sim->synchronize();
-        Outcome<Real>& out = after.emplace_back();
-        sim->download(out.state, out.map);
-    }
-    return after;
 }
 
 TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
