@@ -82,6 +82,25 @@ int graph_steps_of(const std::string& dispatch) {
     throw std::logic_error("dispatch=" + dispatch + " is not a recorded graph or a launch");
 }
 
+TuningParameter step_end_tuning() {
+    return {.name = "step_end",
+            .description = "separate: the pull kernel, then a kernel that advances the bodies and moves their map "
+                           "counts; fused: the last team to finish a block of bodies ends their step in the pull "
+                           "kernel (positions double-buffered, map=incremental on one rank); auto: fused on the GPU "
+                           "where it can, separate on host spaces",
+            .default_value = "auto",
+            .allowed_values = {"auto", "separate", "fused"},
+            .min_value = 0,
+            .max_value = 0};
+}
+
+bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu) {
+    if (step_end == "auto") return runs_on_gpu;
+    if (step_end == "fused") return true;
+    if (step_end == "separate") return false;
+    throw std::logic_error("step_end=" + step_end + " is not auto, separate or fused");
+}
+
 TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,
                                     int largest, int default_value) {
     TuningParameter t{.name = name,

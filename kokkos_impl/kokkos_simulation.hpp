@@ -251,6 +251,8 @@ private:
 // The steps per recorded graph a `dispatch` tuning value names: launch 0 (every kernel launched
 // from the host), graphK K.
 int graph_steps_of(const std::string& dispatch);
+// Whether a `step_end` tuning value fuses the end of a step into the pull kernel (auto: on the GPU).
+bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu);
 // dispatch=auto's steps per graph on the GPU.
 inline constexpr int kAutoGraphSteps = 16;
 
@@ -278,6 +280,8 @@ using HostConstReals = Kokkos::View<const Real*, Kokkos::HostSpace, Kokkos::Memo
 // The `map` and `dispatch` tunings, for every variant.
 TuningParameter map_tuning();
 TuningParameter dispatch_tuning();
+// The `step_end` tuning of a variant whose pull kernel can end the step (StepEndInPullKernel).
+TuningParameter step_end_tuning();
 // An integer tuning restricted to the listed powers of two.
 TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,
                                     int largest, int default_value);
@@ -396,15 +400,23 @@ struct StepEnd {
     OwnedRange owned;
 };
 
-// Body i's end of step (StepEnd); returns the activity cell of its positions after the step.
+// A body's end of step (StepEnd) on its position and velocity; returns the activity cell of its
+// position after the step.
+template <class Real, int Dim>
+KOKKOS_INLINE_FUNCTION int end_step_of(Vec<Real, Dim>& p, Vec<Real, Dim>& v, const Vec<Real, Dim>& pull, int d,
+                                       const StepEnd<Real>& e) {
+    if (e.advance) advance_after_force(e.integrator, p, v, pull, e.G, e.dt);
+    const int cell = activity_cell(p[0], p[1], d);
+    if (e.next_before_force) advance_before_force(e.integrator, p, v, pull, e.G, e.dt);
+    return cell;
+}
+
+// Body i's end of step (StepEnd) in place; returns the activity cell of its positions after the step.
 template <class Space, class Real, int Dim>
 KOKKOS_INLINE_FUNCTION int end_step(const Motion<Space, Real, Dim>& s, int i, int d, const StepEnd<Real>& e) {
     if (!e.owned.contains(i)) return activity_cell(s.p[0](i), s.p[1](i), d);
     Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
-    const Vec<Real, Dim> pull = load(s.pull, i);
-    if (e.advance) advance_after_force(e.integrator, p, v, pull, e.G, e.dt);
-    const int cell = activity_cell(p[0], p[1], d);
-    if (e.next_before_force) advance_before_force(e.integrator, p, v, pull, e.G, e.dt);
+    const int cell = end_step_of(p, v, load(s.pull, i), d, e);
     if (e.advance || e.next_before_force) {
         store(s.p, i, p);
         store(s.v, i, v);
@@ -413,16 +425,58 @@ KOKKOS_INLINE_FUNCTION int end_step(const Motion<Space, Real, Dim>& s, int i, in
     return cell;
 }
 
-// The counts and map of one simulation. `cell` (each body's cell, -1 outside) and `moved_from`
-// (the cell a body left this step, kStayed when it kept its cell) exist for map=incremental only.
+// The moves of one step (map=incremental): the cell each body left and entered, `from` kStayed
+// when it kept its cell.
+template <class Space>
+struct Moves {
+    DeviceCounts<Space> from, to;
+};
+
+// The counts and map of one simulation. `cell` (each body's cell, -1 outside) and `moved` (the
+// moves of the last step) exist for map=incremental only.
 template <class Space>
 struct MapState {
-    DeviceCounts<Space> counts, cell, moved_from;
+    DeviceCounts<Space> counts, cell;
+    Moves<Space> moved;
     DeviceReals<Space, float> map;
     float scale;
 };
 
 inline constexpr int kStayed = -2;  // cells are >= -1
+
+// A relaxed read of a value other threads change atomically meanwhile: the one atomic read every
+// Kokkos from 3.4 on offers publicly (4.x's atomic_load is internal in 3.4).
+template <class T>
+KOKKOS_INLINE_FUNCTION T atomic_read(T* value) {
+    return Kokkos::atomic_fetch_add(value, T(0));
+}
+
+// map=incremental: body i, now in `cell`, moves one count if it changed cell, and records its move
+// in `moves`.
+template <class Space>
+KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Space>& moves, int i, int cell) {
+    const int before = m.cell(i);
+    if (cell != before) {
+        if (before >= 0) Kokkos::atomic_add(&m.counts(before), -1);
+        if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
+        m.cell(i) = cell;
+        moves.to(i) = cell;
+    }
+    moves.from(i) = cell != before ? before : kStayed;
+}
+
+// map = count * scale (normalise_map's expression) in the cells body i left and entered by its move
+// in `moves`, if it moved. The counts are read atomically, as the next step may be moving them
+// already (step_end=fused); bodies sharing a cell write it atomically: plain stores from several
+// threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
+template <class Space>
+KOKKOS_INLINE_FUNCTION void rewrite_cells_of(const MapState<Space>& m, const Moves<Space>& moves, int i) {
+    const int from = moves.from(i);
+    if (from == kStayed) return;
+    const int to = moves.to(i);
+    if (from >= 0) Kokkos::atomic_exchange(&m.map(from), static_cast<float>(atomic_read(&m.counts(from))) * m.scale);
+    if (to >= 0) Kokkos::atomic_exchange(&m.map(to), static_cast<float>(atomic_read(&m.counts(to))) * m.scale);
+}
 
 // A full recount: counts cleared, every body counted; with `record_cells` each body's cell kept
 // for later incremental steps.
@@ -435,7 +489,10 @@ void end_step_and_count_atomic(Dispatch<Space>& dispatch, Motion<Space, Real, Di
         KOKKOS_LAMBDA(const int i) {
             const int cell = end_step(s, i, d, e);
             if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
-            if (record_cells) m.cell(i) = cell;
+            if (record_cells) {
+                m.cell(i) = cell;
+                m.moved.from(i) = kStayed;
+            }
         },
         Touches::bodies_and_map);
 }
@@ -475,35 +532,82 @@ void end_step_and_move_counts(Dispatch<Space>& dispatch, Motion<Space, Real, Dim
                               int d, StepEnd<Real> e) {
     dispatch.parallel_for(
         "nbody::kokkos::end_step_move_counts", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
-        KOKKOS_LAMBDA(const int i) {
-            const int cell = end_step(s, i, d, e);
-            const int before = m.cell(i);
-            if (cell != before) {
-                if (before >= 0) Kokkos::atomic_add(&m.counts(before), -1);
-                if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
-                m.cell(i) = cell;
-            }
-            m.moved_from(i) = cell != before ? before : kStayed;
-        },
-        Touches::bodies_and_map);
+        KOKKOS_LAMBDA(const int i) { move_count(m, m.moved, i, end_step(s, i, d, e)); }, Touches::bodies_and_map);
 }
 
-// map = count * scale (normalise_map's expression) in the cells bodies left or entered; the other
-// cells keep counts and values. Recorded beside the next step's pull kernel (Touches::map). Bodies sharing a cell write the same value, atomically: plain
-// stores from several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
+// The cells bodies left or entered in the last step rewritten (rewrite_cells_of); the other cells
+// keep counts and values. Recorded beside the next step's pull kernel (Touches::map).
 template <class Space>
 void rewrite_moved_cells(Dispatch<Space>& dispatch, MapState<Space> m, int n) {
     dispatch.parallel_for(
         "nbody::kokkos::rewrite_moved_cells", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
-        KOKKOS_LAMBDA(const int i) {
-            const int from = m.moved_from(i);
-            if (from == kStayed) return;
-            const int to = m.cell(i);
-            if (from >= 0) Kokkos::atomic_exchange(&m.map(from), static_cast<float>(m.counts(from)) * m.scale);
-            if (to >= 0) Kokkos::atomic_exchange(&m.map(to), static_cast<float>(m.counts(to)) * m.scale);
-        },
-        Touches::map);
+        KOKKOS_LAMBDA(const int i) { rewrite_cells_of(m, m.moved, i); }, Touches::map);
 }
+
+// step_end=fused: the rest of a step done by the pull kernel itself, so that a step is one kernel
+// (one dependent kernel per step instead of two: each costs ~2.5 us on the GPU whatever its work,
+// docs/performance-kokkos.md). The pull kernel's teams, `slices` per block of bodies, each add their
+// partial pulls and count themselves in (an atomic count of arrivals after a fence: the "last
+// block" pattern, no waiting). The last team to arrive ends the block's step: its bodies advance,
+// their new positions go to `p_next` (the other teams may still be reading `s.p`: positions are
+// double-buffered) and they move their map counts, recording the moves in `next_moved` (double-
+// buffered too). The first team to arrive, idle otherwise, rewrites the map cells of the block's
+// moves in the previous step (`m.moved`), so that no kernel of its own is needed either: a cell
+// rewritten while this step still moves counts is rewritten again by a later step or by the
+// rewrite kernel after an advance()'s last step.
+template <class Space, class Real, int Dim>
+struct StepEndInPullKernel {
+    Motion<Space, Real, Dim> s;           // p: the step's positions, read by every team
+    DeviceAxes<Space, Real, Dim> p_next;  // the positions after the step
+    MapState<Space> m;                    // m.moved: the previous step's moves
+    Moves<Space> next_moved;              // this step's moves
+    DeviceCounts<Space> arrivals;         // per block of bodies: the teams that have added their pulls
+    StepEnd<Real> e;                      // e.zero_pulls false: the pulls stay in memory (leapfrog's last step)
+    int d;
+
+    // The map cells the block's bodies [first, first + count) left and entered in the previous step.
+    template <class Member>
+    KOKKOS_INLINE_FUNCTION void rewrite_last_moves(const Member& team, int first, int count) const {
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count),
+                             [&](const int k) { rewrite_cells_of(m, m.moved, first + k); });
+    }
+
+    // After the team has added its partial pulls: its place among the `slices` teams of `block`
+    // (0 first, slices - 1 last); the last sees every team's additions (each fences them before it
+    // counts itself in).
+    template <class Member>
+    KOKKOS_INLINE_FUNCTION int arrive(const Member& team, int block, int slices) const {
+        Kokkos::memory_fence();
+        team.team_barrier();
+        int place = 0;
+        Kokkos::single(
+            Kokkos::PerTeam(team),
+            [&](int& arrived_before) {
+                arrived_before = Kokkos::atomic_fetch_add(&arrivals(block), 1);
+                if (arrived_before == slices - 1) arrivals(block) = 0;  // every team is in: ready for the next step
+            },
+            place);
+        return place;
+    }
+
+    // Body i's summed pull as the teams added it; zeroed for the next step unless kept.
+    KOKKOS_INLINE_FUNCTION Vec<Real, Dim> take_added_pull(int i) const {
+        Vec<Real, Dim> pull;
+        NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k)
+            pull[k] = e.zero_pulls ? Kokkos::atomic_exchange(&s.pull[k](i), Real(0)) : atomic_read(&s.pull[k](i));
+        return pull;
+    }
+
+    // Body i's end of step from its pull: the new position into p_next, its count moved.
+    KOKKOS_INLINE_FUNCTION void end_body(int i, const Vec<Real, Dim>& pull) const {
+        Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
+        const int cell = end_step_of(p, v, pull, d, e);
+        store(p_next, i, p);
+        store(s.v, i, v);
+        move_count(m, next_moved, i, cell);
+    }
+};
 
 // The end of step of the owned bodies without counting (Euler over several ranks: the map waits
 // for the positions gathered after it).
@@ -551,10 +655,16 @@ public:
           d_(problem.d),
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
           graph_steps_(graph_steps_for(tuning.at("dispatch"))),
+          fused_(fused_for(tuning)),
           motion_{axes("p", decomposition_.gather_capacity()), axes("v", problem.n), axes("pull", problem.n)},
+          next_positions_(axes("p_next", fused_ ? problem.n : 0)),
+          next_moved_{DeviceCounts<Space>("next_moved_from", fused_ ? problem.n : 0),
+                      DeviceCounts<Space>("next_moved_to", fused_ ? problem.n : 0)},
+          arrivals_("arrivals", fused_ ? problem.n : 0),
           m_("m", decomposition_.gather_capacity()),
           map_{DeviceCounts<Space>("counts", cells()), DeviceCounts<Space>("cell", per_body_cells()),
-               DeviceCounts<Space>("moved_from", per_body_cells()), DeviceReals<Space, float>("map", cells()),
+               {DeviceCounts<Space>("moved_from", per_body_cells()), DeviceCounts<Space>("moved_to", per_body_cells())},
+               DeviceReals<Space, float>("map", cells()),
                activity_scale(problem.n, problem.d)} {
         if (map_strategy_ == MapStrategy::scatter_view) scatter_ = CountScatter<Space>(map_.counts);
         check_distribution();
@@ -619,6 +729,13 @@ protected:
     // True when compute_pulls() adds into pulls(): the step's last kernel then leaves them zero
     // where it can, so that zero_pulls() has nothing to do.
     virtual bool adds_into_pulls() const { return false; }
+    // step_end=fused (a variant with step_end_tuning()): the pull kernel that also ends the step
+    // (StepEndInPullKernel), in one kernel. Adds into pulls() left zero, as compute_pulls() would.
+    virtual void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& /*end*/) {
+        throw std::logic_error("this Kokkos variant cannot end a step in its pull kernel");
+    }
+    // Whether steps run as compute_pulls_and_end_step().
+    bool fuses_step_end() const { return fused_; }
 
     // Zeroes pulls() unless the last kernel left them zero.
     void zero_pulls() {
@@ -654,6 +771,15 @@ private:
     // One step's kernels after advance_before_force_owned (leapfrog's first step) on dispatch_;
     // `last`: the last of an advance().
     void step(bool last) {
+        if (fused_) {
+            if (adds_into_pulls()) zero_pulls();
+            const StepEnd<Real> end = step_end(true, leapfrog() && !last, !(leapfrog() && last));
+            compute_pulls_and_end_step({motion_, next_positions_, map_, next_moved_, arrivals_, end, d_});
+            swap_positions();
+            if (last) rewrite_moved_cells(dispatch_, map_, n_);  // the moves the step just recorded
+            pulls_zero_ = step_zeroes_pulls(last);
+            return;
+        }
         if (leapfrog()) gather_positions();  // after the drift
         pull_kernel();
         const StepEnd<Real> end = step_end(true, leapfrog() && !last, step_zeroes_pulls(last));
@@ -673,10 +799,24 @@ private:
     void replay(int steps) {
         if (adds_into_pulls()) zero_pulls();
         const int middle = steps - 1;
-        for (int g = 0; g < middle / graph_steps_; ++g) graph_of(graph_steps_, false).submit();
-        for (int s = 0; s < middle % graph_steps_; ++s) graph_of(1, false).submit();
-        graph_of(1, true).submit();
+        for (int g = 0; g < middle / graph_steps_; ++g) submit(graph_steps_, false);
+        for (int s = 0; s < middle % graph_steps_; ++s) submit(1, false);
+        submit(1, true);
         pulls_zero_ = step_zeroes_pulls(true);
+    }
+
+    // The graph of `count` steps (the last of an advance() if `last`) run, and the positions'
+    // buffers swapped as its steps swap them.
+    void submit(int count, bool last) {
+        graph_of(count, last).submit();
+        if (fused_ && count % 2 == 1) swap_positions();
+    }
+
+    // step_end=fused: the positions and moves a step wrote become the current ones.
+    void swap_positions() {
+        std::swap(motion_.p, next_positions_);
+        std::swap(map_.moved, next_moved_);
+        positions_swapped_ = !positions_swapped_;
     }
 
     // Whether a step's last kernel leaves the pulls zero: where the variant adds into them, once
@@ -684,18 +824,33 @@ private:
     // first half kick of its first step).
     bool step_zeroes_pulls(bool last) const { return adds_into_pulls() && (!leapfrog() || !last); }
 
-    // The graph of `count` steps, the last of an advance() if `last`, recorded at first use.
+    // The graph of `count` steps, the last of an advance() if `last`, recorded at first use: one
+    // for each buffer the positions start in (step_end=fused swaps them every step), as a graph
+    // keeps the Views it was recorded with; both at once, so that none is recorded while steps are
+    // timed after a warm-up.
     const Kokkos::Experimental::Graph<Space>& graph_of(int count, bool last) {
-        auto& graph = last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
-        if (!graph) {
-            const bool pulls_were_zero = pulls_zero_;
-            pulls_zero_ = true;  // the graphs' starting state (replay())
-            graph = dispatch_.record([&] {
-                for (int s = 0; s < count; ++s) step(last && s + 1 == count);
-            });
-            pulls_zero_ = pulls_were_zero;
+        auto& graphs = last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
+        if (!graphs[positions_swapped_]) {
+            for (int buffer = 0; buffer < (fused_ ? 2 : 1); ++buffer) {
+                graphs[positions_swapped_] = record_steps(count, last);
+                if (fused_) swap_positions();
+            }
         }
-        return *graph;
+        return *graphs[positions_swapped_];
+    }
+
+    // A graph of `count` steps from zero pulls (replay()), recorded without changing the state
+    // the host keeps of the simulation.
+    Kokkos::Experimental::Graph<Space> record_steps(int count, bool last) {
+        const bool pulls_were_zero = pulls_zero_;
+        const bool swapped = positions_swapped_;
+        pulls_zero_ = true;
+        auto graph = dispatch_.record([&] {
+            for (int s = 0; s < count; ++s) step(last && s + 1 == count);
+        });
+        pulls_zero_ = pulls_were_zero;
+        if (positions_swapped_ != swapped) swap_positions();
+        return graph;
     }
 
     // The steps per graph of the `dispatch` tuning (0: launched), refused where steps cannot be
@@ -713,6 +868,24 @@ private:
             throw UsageError("tuning dispatch=" + dispatch + " runs on one rank; over " +
                              std::to_string(problem_.distribution.ranks()) + " ranks use dispatch=launch");
         return steps;
+    }
+
+    // step_end=fused where the variant has the tuning and the steps allow it: one rank (the ranks'
+    // gathers run between the kernels) and map=incremental (the full recounts clear their counts
+    // between kernels).
+    bool fused_for(const TuningValues& tuning) const {
+        const auto step_end = tuning.find("step_end");
+        if (step_end == tuning.end()) return false;
+        if (step_end->second == "auto")
+            return fused_step_end_of("auto", kRunsOnGpu<Space>) && map_strategy_ == MapStrategy::incremental &&
+                   !spans_ranks();
+        const bool fused = fused_step_end_of(step_end->second, kRunsOnGpu<Space>);
+        if (fused && map_strategy_ != MapStrategy::incremental)
+            throw UsageError("tuning step_end=fused ends steps in the pull kernel with map=incremental only");
+        if (fused && spans_ranks())
+            throw UsageError("tuning step_end=fused runs on one rank; over " +
+                             std::to_string(problem_.distribution.ranks()) + " ranks use step_end=separate");
+        return fused;
     }
 
     StepEnd<Real> step_end(bool advance, bool next_before_force, bool zero) const {
@@ -820,8 +993,14 @@ private:
     int n_, d_;
     MapStrategy map_strategy_;
     int graph_steps_;  // dispatch=graphK: K; 0: launched
-    std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_, step_graph_, last_step_graph_;
+    bool fused_;       // step_end=fused
+    // Per buffer of the positions (positions_swapped_).
+    std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_[2], step_graph_[2], last_step_graph_[2];
     Motion<Space, Real, Dim> motion_;
+    DeviceAxes<Space, Real, Dim> next_positions_;  // step_end=fused: where a step writes the positions
+    Moves<Space> next_moved_;                      // step_end=fused: where a step records its moves
+    DeviceCounts<Space> arrivals_;                 // step_end=fused: StepEndInPullKernel::arrivals
+    bool positions_swapped_ = false;               // motion_.p is the buffer allocated as p_next
     DeviceReals<Space, Real> m_;
     MapState<Space> map_;
     CountScatter<Space> scatter_;

@@ -84,10 +84,12 @@ int auto_slices(const Space& space, int bodies, int team_size, int tile) {
 // team size Kokkos can launch it with (the check at creation). Each thread sums BodiesPerThread
 // bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
 // per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
-template <int BodiesPerThread, class Space, class Real, int Dim>
+// EndsStep (step_end=fused): the kernel ends the step too, as `ending` says.
+template <int BodiesPerThread, bool EndsStep, class Space, class Real, int Dim>
 void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                       DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned, Real eps2, int team_size, int tile,
-                      int vector_length, int slices, int* largest_team = nullptr) {
+                      int vector_length, int slices, const StepEndInPullKernel<Space, Real, Dim>& ending,
+                      int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     using Body = TileBody<Real, Dim>;
@@ -101,9 +103,11 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
         // Captured here: nvcc refuses an extended lambda's first capture inside the if constexpr below.
         const Real softening2 = eps2;
         const int lanes = vector_length;
+        const StepEndInPullKernel<Space, Real, Dim> end_of_step = ending;
         const Scratch<Space, Body> staged(team.team_scratch(0), tile);
         const Scratch<Space, Sum> partial(team.team_scratch(0), tile);
-        const int block_start = owned.first + (team.league_rank() % blocks) * tile;
+        const int block = team.league_rank() % blocks;
+        const int block_start = owned.first + block * tile;
         const int block_size = owned.end - block_start < tile ? owned.end - block_start : tile;
         const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
         const int slice_stop = slice_start + tiles_per_slice * tile;
@@ -166,18 +170,35 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
         }
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
             if (slices == 1) {
-                store(pull, block_start + k, partial(k));
+                if (!EndsStep) store(pull, block_start + k, partial(k));
             } else {
                 NBODY_UNROLL_AXES
                 for (int axis = 0; axis < Dim; ++axis)
                     Kokkos::atomic_add(&pull[axis](block_start + k), partial(k)[axis]);
             }
         });
+        if constexpr (EndsStep) {
+            const int place = slices > 1 ? end_of_step.arrive(team, block, slices) : 0;
+            if (place == slices - 1) {
+                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
+                    const int i = block_start + k;
+                    Vec<Real, Dim> body_pull = partial(k);
+                    if (slices > 1) {
+                        body_pull = end_of_step.take_added_pull(i);
+                    } else {
+                        store(pull, i, body_pull);  // kept as compute_pulls() keeps it
+                    }
+                    end_of_step.end_body(i, body_pull);
+                });
+            }
+            if (place == 0) end_of_step.rewrite_last_moves(team, block_start, block_size);
+        }
     };
     if (largest_team != nullptr)
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
     else if (blocks > 0)
-        dispatch.parallel_for("nbody::kokkos::team_tiled", policy, kernel);
+        dispatch.parallel_for(EndsStep ? "nbody::kokkos::team_tiled_step" : "nbody::kokkos::team_tiled", policy, kernel,
+                              EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
@@ -240,33 +261,44 @@ public:
             throw UsageError("tuning tile=" + std::to_string(tile_) + " needs " + std::to_string(bytes) +
                              " bytes of level-0 scratch; " +
                              SpaceName<Space>::value + " offers " + std::to_string(limit));
+        // Both kernels a simulation may launch: the pulls alone (upload, and every step unless
+        // step_end=fused) and, with step_end=fused, the pulls that end the step.
         int largest = 0;
-        pull_kernel(&largest);
+        pull_kernel(nullptr, &largest);
+        if (this->fuses_step_end()) {
+            int largest_fused = 0;
+            const StepEndInPullKernel<Space, Real, Dim> unused{};
+            pull_kernel(&unused, &largest_fused);
+            largest = largest_fused < largest ? largest_fused : largest;
+        }
         check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
     }
 
 private:
     void compute_pulls() override {
         if (slices_ > 1) this->zero_pulls();  // the slices add into zeroed pulls
-        pull_kernel();
+        pull_kernel(nullptr);
     }
+    void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& end) override { pull_kernel(&end); }
     bool adds_into_pulls() const override { return slices_ > 1; }
 
     int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
 
-    // The launch, or the team size check (see team_tiled_pulls).
-    void pull_kernel(int* largest_team = nullptr) {
+    // The launch, or the team size check (see team_tiled_pulls); with `end`, of the kernel that
+    // ends the step too.
+    void pull_kernel(const StepEndInPullKernel<Space, Real, Dim>* end, int* largest_team = nullptr) {
+        const StepEndInPullKernel<Space, Real, Dim> none{};  // empty Views, never read
         switch (mapping_.bodies_per_thread) {
-            case 2: return launch<2>(largest_team);
-            case 4: return launch<4>(largest_team);
-            default: return launch<1>(largest_team);
+            case 2: return end != nullptr ? launch<2, true>(*end, largest_team) : launch<2, false>(none, largest_team);
+            case 4: return end != nullptr ? launch<4, true>(*end, largest_team) : launch<4, false>(none, largest_team);
+            default: return end != nullptr ? launch<1, true>(*end, largest_team) : launch<1, false>(none, largest_team);
         }
     }
-    template <int BodiesPerThread>
-    void launch(int* largest_team) {
-        team_tiled_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(),
-                                          this->owned_range(), this->eps2(), team_size_, tile_,
-                                          mapping_.vector_length, slices_, largest_team);
+    template <int BodiesPerThread, bool EndsStep>
+    void launch(const StepEndInPullKernel<Space, Real, Dim>& end, int* largest_team) {
+        team_tiled_pulls<BodiesPerThread, EndsStep>(this->dispatch(), this->positions(), this->masses(), this->pulls(),
+                                                    this->n(), this->owned_range(), this->eps2(), team_size_, tile_,
+                                                    mapping_.vector_length, slices_, end, largest_team);
     }
 
     int tile_;
@@ -320,7 +352,8 @@ void register_kokkos_team_tiled(Registry& registry) {
                  .description = "teams per block of bodies, splitting the j tiles between them (auto: two teams "
                                 "per thread the space runs at once)",
                  .default_value = "auto",
-                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}}};
+                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
+                kokkos::step_end_tuning()};
         },
         /*distributed=*/true);
 }

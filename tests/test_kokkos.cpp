@@ -379,12 +379,13 @@ BodiesT<Real> oscillating_cloud(std::size_t n, int dim, std::uint64_t seed) {
 // each advance() of `chunks`; counts the bodies seen outside the square and then inside again.
 template <class Real>
 void expect_incremental_map_is_a_recount(const VariantDescriptor& v, const Workload& workload, int d,
-                                         const std::vector<int>& chunks, std::size_t& reentries) {
+                                         const std::vector<int>& chunks, const TuningValues& tuning,
+                                         std::size_t& reentries) {
     constexpr std::size_t kBodies = 300;
     const BodiesT<Real> initial = oscillating_cloud<Real>(kBodies, workload.dim, 17 + d);
     const PhysicsConstants constants{.G = 300.0, .dt = 0.01, .softening = 2.0};
     auto sim = v.create({.n = kBodies, .d = d, .constants = constants, .workload = workload},
-                        Registry::resolve_tuning(v, {{"map", "incremental"}}));
+                        Registry::resolve_tuning(v, tuning));
     sim->upload(initial);
     std::vector<bool> was_outside(kBodies, false);
     int done = 0;
@@ -400,7 +401,8 @@ void expect_incremental_map_is_a_recount(const VariantDescriptor& v, const Workl
         // Bit for bit: the cells that differ, if any, are named.
         std::size_t differing = 0;
         for (std::size_t c = 0; c < map.size(); ++c) differing += std::memcmp(&map[c], &recount[c], sizeof(float)) != 0;
-        EXPECT_EQ(differing, 0u) << v.id << " " << to_string(workload) << " D=" << d << " after " << done << " steps";
+        EXPECT_EQ(differing, 0u) << v.id << " " << to_string(workload) << " D=" << d << " after " << done
+                                 << " steps" << (tuning.count("step_end") ? " step_end=" + tuning.at("step_end") : "");
         for (std::size_t i = 0; i < kBodies; ++i) {
             const bool outside = activity_cell(got.x[i], got.y[i], d) < 0;
             if (was_outside[i] && !outside) ++reentries;
@@ -416,18 +418,57 @@ TEST(Kokkos, IncrementalMapEqualsAFullRecountBitForBit) {
     // next step's first half into the step's last kernel; float64 finds cells in double).
     const auto variants = available_kokkos(false);
     if (variants.empty()) GTEST_SKIP() << builtin_registry().match("kokkos.*").front()->availability().reason;
+    // team_tiled also with the step ended in its pull kernel (step_end=fused: the map's rewrite of
+    // a step runs in the next step's kernel), its j slices counting each other in.
     const std::vector<int> chunks = {1, 2, 7, 40, 150};
-    for (const VariantDescriptor* v : variants)
-        for (const Workload& workload : all_workloads())
-            for (const int d : {1, 7, 1024}) {
-                std::size_t reentries = 0;
-                if (workload.precision == Precision::fp64)
-                    expect_incremental_map_is_a_recount<double>(*v, workload, d, chunks, reentries);
-                else
-                    expect_incremental_map_is_a_recount<float>(*v, workload, d, chunks, reentries);
-                EXPECT_GT(reentries, 30u) << v->id << " " << to_string(workload) << " D=" << d
-                                          << ": bodies should leave the square and come back";
+    for (const VariantDescriptor* v : variants) {
+        std::vector<TuningValues> tunings = {{{"map", "incremental"}}};
+        if (v->id.rfind("kokkos.team_tiled@", 0) == 0) {
+            tunings[0]["step_end"] = "separate";
+            tunings.push_back({{"map", "incremental"}, {"step_end", "fused"}, {"tile", "32"}, {"slices", "4"}});
+            if (v->runs_on_gpu) tunings.back()["body_mapping"] = "thread";
+        }
+        for (const TuningValues& tuning : tunings)
+            for (const Workload& workload : all_workloads())
+                for (const int d : {1, 7, 1024}) {
+                    std::size_t reentries = 0;
+                    if (workload.precision == Precision::fp64)
+                        expect_incremental_map_is_a_recount<double>(*v, workload, d, chunks, tuning, reentries);
+                    else
+                        expect_incremental_map_is_a_recount<float>(*v, workload, d, chunks, tuning, reentries);
+                    EXPECT_GT(reentries, 30u) << v->id << " " << to_string(workload) << " D=" << d
+                                              << ": bodies should leave the square and come back";
+                }
+    }
+}
+
+// Two simulations' outcomes after each advance() call: bit for bit when `exact`, else positions and
+// velocities within float32 roundings (threads adding partial pulls atomically sum in any order; two
+// kernels compiled with the host's reassociating math flags round differently).
+template <class Real>
+void expect_same_outcomes(const std::vector<Outcome<Real>>& expected, const std::vector<Outcome<Real>>& got,
+                          const Workload& workload, bool exact, const std::string& what) {
+    ASSERT_EQ(got.size(), expected.size()) << what;
+    for (std::size_t c = 0; c < expected.size(); ++c) {
+        for (int k = 0; k < workload.dim; ++k)
+            for (std::size_t i = 0; i < expected[c].state.size(); ++i) {
+                const double want = expected[c].state.position(k)[i];
+                const double have = got[c].state.position(k)[i];
+                if (!exact) {
+                    EXPECT_NEAR(have, want, 1e-5 * (1 + std::abs(want))) << what << " body " << i;
+                    const double want_v = expected[c].state.velocity(k)[i];
+                    EXPECT_NEAR(got[c].state.velocity(k)[i], want_v, 1e-5 * (1 + std::abs(want_v)))
+                        << what << " body " << i;
+                } else {
+                    EXPECT_EQ(have, want) << what << " body " << i << " axis " << k;
+                    EXPECT_EQ(got[c].state.velocity(k)[i], expected[c].state.velocity(k)[i])
+                        << what << " body " << i << " axis " << k;
+                }
             }
+        if (exact) {
+            EXPECT_EQ(got[c].map, expected[c].map) << what << " call " << c;
+        }
+    }
 }
 
 TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
@@ -458,30 +499,70 @@ TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
                         TuningValues t = launched;
                         t["dispatch"] = graph;
                         const auto got = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, t);
-                        const std::string what = v->id + " " + to_string(workload) + " dispatch=" + graph;
-                        const bool exact = v->execution_space == "serial";
-                        for (std::size_t c = 0; c < chunks.size(); ++c) {
-                            for (int k = 0; k < workload.dim; ++k)
-                                for (std::size_t i = 0; i < initial.size(); ++i) {
-                                    const double want = expected[c].state.position(k)[i];
-                                    const double have = got[c].state.position(k)[i];
-                                    if (!exact) {
-                                        EXPECT_NEAR(have, want, 1e-5 * (1 + std::abs(want))) << what << " body " << i;
-                                    } else {
-                                        EXPECT_EQ(have, want) << what << " body " << i << " axis " << k;
-                                        EXPECT_EQ(got[c].state.velocity(k)[i], expected[c].state.velocity(k)[i])
-                                            << what << " body " << i << " axis " << k;
-                                    }
-                                }
-                            if (exact) {
-                                EXPECT_EQ(got[c].map, expected[c].map) << what << " call " << c;
-                            }
-                        }
+                        expect_same_outcomes(expected, got, workload, v->execution_space == "serial",
+                                             v->id + " " + to_string(workload) + " dispatch=" + graph);
                         ++compared;
                     }
                 },
                 generate_state(workload, 300, 21));
     EXPECT_GT(compared, 0);
+}
+
+TEST(Kokkos, FusedStepEndRepeatsTheSeparateKernels) {
+    // step_end=fused ends each step in team_tiled's pull kernel (the last of a block's j slices to
+    // finish advances the block, positions double-buffered) and rewrites the map's moved cells in
+    // the next step's kernel: the same steps as the separate kernels, launched or replayed as graphs
+    // of 1 and 4 steps (the graphs are recorded per position buffer), in advance() calls of 1, 2, 7
+    // and 20 steps, every workload, one slice (the team ends its own block) and four. Within
+    // roundings: the end of step is compiled into another kernel, which the host spaces' math
+    // flags may reassociate differently (v += dt G pull as (dt G) pull); the map is checked against
+    // full recounts bit for bit in IncrementalMapEqualsAFullRecountBitForBit.
+    int compared = 0;
+    for (const VariantDescriptor* v : available_kokkos(false)) {
+        if (v->id.rfind("kokkos.team_tiled@", 0) != 0) continue;
+        const std::vector<int> chunks = {1, 2, 7, 20};
+        constexpr int kMapSize = 16;
+        for (const Workload& workload : all_workloads())
+            std::visit(
+                [&](const auto& initial) {
+                    for (const char* slices : {"1", "4"}) {
+                        TuningValues separate = {{"dispatch", "launch"}, {"step_end", "separate"}, {"tile", "32"},
+                                                 {"slices", slices}, {"team_size", v->runs_on_gpu ? "32" : "1"}};
+                        if (v->runs_on_gpu) separate["body_mapping"] = "thread";
+                        const auto expected = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, separate);
+                        for (const char* dispatch : {"launch", "graph1", "graph4"}) {
+                            TuningValues fused = separate;
+                            fused["step_end"] = "fused";
+                            fused["dispatch"] = dispatch;
+                            const auto got = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, fused);
+                            expect_same_outcomes(expected, got, workload, false,
+                                                 v->id + " " + to_string(workload) + " slices=" + slices +
+                                                     " step_end=fused dispatch=" + dispatch);
+                            ++compared;
+                        }
+                    }
+                },
+                generate_state(workload, 300, 23));
+    }
+    if (compared == 0) GTEST_SKIP() << "no team_tiled space can run here";
+}
+
+TEST(Kokkos, FusedStepEndNeedsAnIncrementalMapOnOneRank) {
+    const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
+    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
+    const Problem problem{.n = 100, .d = 8, .constants = {}, .workload = {}, .distribution = {}};
+    for (const char* map : {"atomic", "scatter"}) {
+        try {
+            v->create(problem, Registry::resolve_tuning(*v, {{"step_end", "fused"}, {"map", map}}));
+            ADD_FAILURE() << "step_end=fused accepted with map=" << map;
+        } catch (const UsageError& e) {
+            EXPECT_NE(std::string(e.what()).find("step_end=fused ends steps in the pull kernel with map=incremental"),
+                      std::string::npos)
+                << e.what();
+        }
+        // auto falls back to the separate kernels where fusing cannot work.
+        EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {{"step_end", "auto"}, {"map", map}})));
+    }
 }
 
 TEST(Kokkos, GraphDispatchNeedsAnIncrementalMapOnOneRank) {
@@ -782,21 +863,27 @@ TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
                     generate_state(workload, n, 21));
 }
 
-TEST(Kokkos, GraphDispatchIsRefusedOverSeveralRanks) {
-    // A rank's steps gather positions between kernels, which a recorded graph cannot hold.
+TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
+    // A rank's steps gather positions between kernels, which a recorded graph and a step in one
+    // kernel cannot hold.
     const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
     if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
     auto area = std::make_unique<ForkedArea>();
     ForkedCommunicator communicator(*area, 0, 2);
     const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {},
                           .distribution = {.host = &communicator, .device = nullptr}};
-    try {
-        v->create(problem, Registry::resolve_tuning(*v, {{"dispatch", "graph16"}}));
-        ADD_FAILURE() << "dispatch=graph16 accepted over 2 ranks";
-    } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("over 2 ranks use dispatch=launch"), std::string::npos) << e.what();
+    const std::pair<TuningValues, std::string> refused[] = {
+        {{{"dispatch", "graph16"}}, "over 2 ranks use dispatch=launch"},
+        {{{"step_end", "fused"}}, "over 2 ranks use step_end=separate"}};
+    for (const auto& [tuning, why] : refused) {
+        try {
+            v->create(problem, Registry::resolve_tuning(*v, tuning));
+            ADD_FAILURE() << tuning.begin()->first << "=" << tuning.begin()->second << " accepted over 2 ranks";
+        } catch (const UsageError& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
     }
-    EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {})));  // auto launches
+    EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {})));  // auto launches, separately
 }
 
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
