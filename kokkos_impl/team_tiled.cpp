@@ -13,6 +13,7 @@
 // give every SM (or host thread) teams to run. Over several ranks the blocks cover only the rank's
 // own bodies (KokkosSimulation::owned_range()) and the tiles all N: the variant is distributed.
 #include <string>
+#include <type_traits>
 
 #include "kokkos_simulation.hpp"
 #include "nbody/model_registration.hpp"
@@ -84,26 +85,38 @@ int auto_slices(const Space& space, int bodies, int team_size, int tile) {
 // team size Kokkos can launch it with (the check at creation). Each thread sums BodiesPerThread
 // bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
 // per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
-// EndsStep (step_end=fused): the kernel ends the step too, as `ending` says.
-template <int BodiesPerThread, bool EndsStep, class Space, class Real, int Dim>
+// Ending (step_end=fused): a StepEndInPullKernel, and the kernel ends the step too; NoStepEnd
+// otherwise.
+struct NoStepEnd {};
+
+template <int BodiesPerThread, class Ending, class Space, class Real, int Dim>
 void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                       DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned, Real eps2, int team_size, int tile,
-                      int vector_length, int slices, const StepEndInPullKernel<Space, Real, Dim>& ending,
-                      int* largest_team = nullptr) {
+                      int vector_length, int slices, const Ending& ending, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     using Body = TileBody<Real, Dim>;
     using Sum = Pull<Real, Dim>;
+    constexpr bool EndsStep = !std::is_same_v<Ending, NoStepEnd>;
     const int blocks = (owned.end - owned.first + tile - 1) / tile;
     const int tiles_per_slice = ((n + tile - 1) / tile + slices - 1) / slices;
-    const auto policy =
-        Policy(dispatch.space(), blocks * slices, team_size, vector_length)
-            .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
+    const auto pulls_policy = Policy(dispatch.space(), blocks * slices, team_size, vector_length)
+                                  .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
+    // The kernel ending the step captures ~20 more Views: over Kokkos' 512 bytes, a functor is
+    // launched through constant memory (a copy before each launch) or, in a graph, read from global
+    // memory (7 % slower at N = 65536, measured); "light weight" keeps it in the kernel's parameters
+    // (up to 4 KiB).
+    const auto policy = [&] {
+        if constexpr (EndsStep)
+            return Kokkos::Experimental::require(pulls_policy, Kokkos::Experimental::WorkItemProperty::HintLightWeight);
+        else
+            return pulls_policy;
+    }();
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
         // Captured here: nvcc refuses an extended lambda's first capture inside the if constexpr below.
         const Real softening2 = eps2;
         const int lanes = vector_length;
-        const StepEndInPullKernel<Space, Real, Dim> end_of_step = ending;
+        const Ending end_of_step = ending;
         const Scratch<Space, Body> staged(team.team_scratch(0), tile);
         const Scratch<Space, Sum> partial(team.team_scratch(0), tile);
         const int block = team.league_rank() % blocks;
@@ -287,18 +300,17 @@ private:
     // The launch, or the team size check (see team_tiled_pulls); with `end`, of the kernel that
     // ends the step too.
     void pull_kernel(const StepEndInPullKernel<Space, Real, Dim>* end, int* largest_team = nullptr) {
-        const StepEndInPullKernel<Space, Real, Dim> none{};  // empty Views, never read
         switch (mapping_.bodies_per_thread) {
-            case 2: return end != nullptr ? launch<2, true>(*end, largest_team) : launch<2, false>(none, largest_team);
-            case 4: return end != nullptr ? launch<4, true>(*end, largest_team) : launch<4, false>(none, largest_team);
-            default: return end != nullptr ? launch<1, true>(*end, largest_team) : launch<1, false>(none, largest_team);
+            case 2: return end != nullptr ? launch<2>(*end, largest_team) : launch<2>(NoStepEnd{}, largest_team);
+            case 4: return end != nullptr ? launch<4>(*end, largest_team) : launch<4>(NoStepEnd{}, largest_team);
+            default: return end != nullptr ? launch<1>(*end, largest_team) : launch<1>(NoStepEnd{}, largest_team);
         }
     }
-    template <int BodiesPerThread, bool EndsStep>
-    void launch(const StepEndInPullKernel<Space, Real, Dim>& end, int* largest_team) {
-        team_tiled_pulls<BodiesPerThread, EndsStep>(this->dispatch(), this->positions(), this->masses(), this->pulls(),
-                                                    this->n(), this->owned_range(), this->eps2(), team_size_, tile_,
-                                                    mapping_.vector_length, slices_, end, largest_team);
+    template <int BodiesPerThread, class Ending>
+    void launch(const Ending& end, int* largest_team) {
+        team_tiled_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(),
+                                          this->owned_range(), this->eps2(), team_size_, tile_,
+                                          mapping_.vector_length, slices_, end, largest_team);
     }
 
     int tile_;
