@@ -87,15 +87,17 @@ TuningParameter step_end_tuning() {
             .description = "separate: the pull kernel, then a kernel that advances the bodies and moves their map "
                            "counts; fused: the last team to finish a block of bodies ends their step in the pull "
                            "kernel (positions double-buffered, map=incremental on one rank); auto: fused on the GPU "
-                           "where it can, separate on host spaces",
+                           "in 2D where it can, else separate",
             .default_value = "auto",
             .allowed_values = {"auto", "separate", "fused"},
             .min_value = 0,
             .max_value = 0};
 }
 
-bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu) {
-    if (step_end == "auto") return runs_on_gpu;
+bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu, int dim) {
+    // 3D measured slower fused on the H100 (N = 1024: 6.70 against 6.49 us; N = 65536: 2321 against
+    // 2195 us per step), 2D faster at every N (docs/performance-kokkos.md).
+    if (step_end == "auto") return runs_on_gpu && dim == 2;
     if (step_end == "fused") return true;
     if (step_end == "separate") return false;
     throw std::logic_error("step_end=" + step_end + " is not auto, separate or fused");

@@ -251,8 +251,9 @@ private:
 // The steps per recorded graph a `dispatch` tuning value names: launch 0 (every kernel launched
 // from the host), graphK K.
 int graph_steps_of(const std::string& dispatch);
-// Whether a `step_end` tuning value fuses the end of a step into the pull kernel (auto: on the GPU).
-bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu);
+// Whether a `step_end` tuning value fuses the end of a step into the pull kernel (auto: on the GPU
+// in 2D, where it measured faster at every N; docs/performance-kokkos.md).
+bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu, int dim);
 // dispatch=auto's steps per graph on the GPU.
 inline constexpr int kAutoGraphSteps = 16;
 
@@ -877,9 +878,9 @@ private:
         const auto step_end = tuning.find("step_end");
         if (step_end == tuning.end()) return false;
         if (step_end->second == "auto")
-            return fused_step_end_of("auto", kRunsOnGpu<Space>) && map_strategy_ == MapStrategy::incremental &&
+            return fused_step_end_of("auto", kRunsOnGpu<Space>, Dim) && map_strategy_ == MapStrategy::incremental &&
                    !spans_ranks();
-        const bool fused = fused_step_end_of(step_end->second, kRunsOnGpu<Space>);
+        const bool fused = fused_step_end_of(step_end->second, kRunsOnGpu<Space>, Dim);
         if (fused && map_strategy_ != MapStrategy::incremental)
             throw UsageError("tuning step_end=fused ends steps in the pull kernel with map=incremental only");
         if (fused && spans_ranks())
