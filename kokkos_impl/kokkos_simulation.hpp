@@ -563,7 +563,7 @@ struct StepEndInPullKernel {
     MapState<Space> m;                    // m.moved: the previous step's moves
     Moves<Space> next_moved;              // this step's moves
     DeviceCounts<Space> arrivals;         // per block of bodies: the teams that have added their pulls
-    StepEnd<Real> e;                      // e.zero_pulls false: the pulls stay in memory (leapfrog's last step)
+    StepEnd<Real> e;                      // e.zero_pulls: take_added_pull() leaves the added pulls zero
     int d;
 
     // The map cells the block's bodies [first, first + count) left and entered in the previous step.
@@ -725,10 +725,10 @@ public:
 protected:
     // Writes the summed pull (without G) on every owned() body into pulls() from positions() and
     // masses() of all n() bodies, which stay unchanged meanwhile (the step's snapshot). A variant
-    // that adds into pulls() calls zero_pulls() first and says so in adds_into_pulls().
+    // that adds into pulls() says so in adds_into_pulls(): they are zero when it is called.
     virtual void compute_pulls() = 0;
     // True when compute_pulls() adds into pulls(): the step's last kernel then leaves them zero
-    // where it can, so that zero_pulls() has nothing to do.
+    // where it can, so that zero_added_pulls() has nothing to do.
     virtual bool adds_into_pulls() const { return false; }
     // step_end=fused (a variant with step_end_tuning()): the pull kernel that also ends the step
     // (StepEndInPullKernel), in one kernel. Adds into pulls() left zero, as compute_pulls() would.
@@ -737,13 +737,6 @@ protected:
     }
     // Whether steps run as compute_pulls_and_end_step().
     bool fuses_step_end() const { return fused_; }
-
-    // Zeroes pulls() unless the last kernel left them zero.
-    void zero_pulls() {
-        if (pulls_zero_) return;
-        zero_pulls_of(dispatch_, motion_.pull, n_);
-        pulls_zero_ = true;
-    }
 
     const Space& space() const { return space_; }
     // Where compute_pulls() launches its kernels.
@@ -772,18 +765,17 @@ private:
     // One step's kernels after advance_before_force_owned (leapfrog's first step) on dispatch_;
     // `last`: the last of an advance().
     void step(bool last) {
+        const StepEnd<Real> end = step_end(true, leapfrog() && !last, step_zeroes_pulls(last));
         if (fused_) {
-            if (adds_into_pulls()) zero_pulls();
-            const StepEnd<Real> end = step_end(true, leapfrog() && !last, !(leapfrog() && last));
+            zero_added_pulls();
             compute_pulls_and_end_step({motion_, next_positions_, map_, next_moved_, arrivals_, end, d_});
             swap_positions();
             if (last) rewrite_moved_cells(dispatch_, map_, n_);  // the moves the step just recorded
-            pulls_zero_ = step_zeroes_pulls(last);
+            pulls_zero_ = end.zero_pulls;
             return;
         }
         if (leapfrog()) gather_positions();  // after the drift
         pull_kernel();
-        const StepEnd<Real> end = step_end(true, leapfrog() && !last, step_zeroes_pulls(last));
         if (spans_ranks() && !leapfrog()) {
             end_step_owned(dispatch_, motion_, d_, end);
             gather_positions();  // after the drift
@@ -798,7 +790,7 @@ private:
     // the last, and of the last step. Every graph starts from zero pulls where the variant adds into
     // them (its steps leave them so), so that no graph depends on what ran before it.
     void replay(int steps) {
-        if (adds_into_pulls()) zero_pulls();
+        zero_added_pulls();
         const int middle = steps - 1;
         for (int g = 0; g < middle / graph_steps_; ++g) submit(graph_steps_, false);
         for (int s = 0; s < middle % graph_steps_; ++s) submit(1, false);
@@ -859,34 +851,36 @@ private:
     // kernels. auto: graphs on the GPU where they can be recorded, launches on host spaces (whose
     // graphs run the same kernels one by one).
     int graph_steps_for(const std::string& dispatch) const {
-        if (dispatch == "auto")
-            return kRunsOnGpu<Space> && map_strategy_ == MapStrategy::incremental && !spans_ranks() ? kAutoGraphSteps
-                                                                                                     : 0;
-        const int steps = graph_steps_of(dispatch);
-        if (steps > 0 && map_strategy_ != MapStrategy::incremental)
-            throw UsageError("tuning dispatch=" + dispatch + " records steps with map=incremental only");
-        if (steps > 0 && spans_ranks())
-            throw UsageError("tuning dispatch=" + dispatch + " runs on one rank; over " +
-                             std::to_string(problem_.distribution.ranks()) + " ranks use dispatch=launch");
+        const int steps = dispatch == "auto" ? (kRunsOnGpu<Space> ? kAutoGraphSteps : 0) : graph_steps_of(dispatch);
+        if (steps == 0) return 0;
+        if (dispatch == "auto") return steps_are_kernels_only() ? steps : 0;
+        require_kernels_only("dispatch=" + dispatch, "records steps", "dispatch=launch");
         return steps;
     }
 
-    // step_end=fused where the variant has the tuning and the steps allow it: one rank (the ranks'
-    // gathers run between the kernels) and map=incremental (the full recounts clear their counts
-    // between kernels).
+    // step_end=fused where the variant has the tuning and its steps are kernels only.
     bool fused_for(const TuningValues& tuning) const {
         const auto step_end = tuning.find("step_end");
-        if (step_end == tuning.end()) return false;
-        if (step_end->second == "auto")
-            return fused_step_end_of("auto", kRunsOnGpu<Space>, Dim) && map_strategy_ == MapStrategy::incremental &&
-                   !spans_ranks();
-        const bool fused = fused_step_end_of(step_end->second, kRunsOnGpu<Space>, Dim);
-        if (fused && map_strategy_ != MapStrategy::incremental)
-            throw UsageError("tuning step_end=fused ends steps in the pull kernel with map=incremental only");
-        if (fused && spans_ranks())
-            throw UsageError("tuning step_end=fused runs on one rank; over " +
-                             std::to_string(problem_.distribution.ranks()) + " ranks use step_end=separate");
-        return fused;
+        if (step_end == tuning.end() || !fused_step_end_of(step_end->second, kRunsOnGpu<Space>, Dim)) return false;
+        if (step_end->second == "auto") return steps_are_kernels_only();
+        require_kernels_only("step_end=fused", "ends steps in the pull kernel", "step_end=separate");
+        return true;
+    }
+
+    // Whether a step is kernels and nothing between them, as recorded graphs and a step ended in
+    // the pull kernel need: map=incremental (the full recounts clear their counts with deep_copy)
+    // on one rank (the ranks' gathers run between the kernels).
+    bool steps_are_kernels_only() const { return map_strategy_ == MapStrategy::incremental && !spans_ranks(); }
+
+    // UsageError for the tuning `setting` (which `does` something to the steps) unless they are
+    // kernels only; over several ranks it names the setting to use instead.
+    void require_kernels_only(const std::string& setting, const std::string& does,
+                              const std::string& over_ranks_use) const {
+        if (map_strategy_ != MapStrategy::incremental)
+            throw UsageError("tuning " + setting + " " + does + " with map=incremental only");
+        if (spans_ranks())
+            throw UsageError("tuning " + setting + " runs on one rank; over " +
+                             std::to_string(problem_.distribution.ranks()) + " ranks use " + over_ranks_use);
     }
 
     StepEnd<Real> step_end(bool advance, bool next_before_force, bool zero) const {
@@ -965,8 +959,16 @@ private:
     }
 
     void pull_kernel() {
+        zero_added_pulls();
         compute_pulls();
         pulls_zero_ = false;
+    }
+
+    // Zeroes pulls() where the variant adds into them, unless the last kernel left them zero.
+    void zero_added_pulls() {
+        if (!adds_into_pulls() || pulls_zero_) return;
+        zero_pulls_of(dispatch_, motion_.pull, n_);
+        pulls_zero_ = true;
     }
 
     void end_step_and_map(const StepEnd<Real>& e) {

@@ -88,6 +88,10 @@ int auto_slices(const Space& space, int bodies, int team_size, int tile) {
 // Ending (step_end=fused): a StepEndInPullKernel, and the kernel ends the step too; NoStepEnd
 // otherwise.
 struct NoStepEnd {};
+// A namespace-scope constant: nvcc refuses a function's local one as an extended lambda's first
+// "capture" inside an if constexpr.
+template <class Ending>
+inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd>;
 
 template <int BodiesPerThread, class Ending, class Space, class Real, int Dim>
 void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
@@ -97,7 +101,7 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
     using Member = typename Policy::member_type;
     using Body = TileBody<Real, Dim>;
     using Sum = Pull<Real, Dim>;
-    constexpr bool EndsStep = !std::is_same_v<Ending, NoStepEnd>;
+    constexpr bool EndsStep = kEndsStep<Ending>;
     const int blocks = (owned.end - owned.first + tile - 1) / tile;
     const int tiles_per_slice = ((n + tile - 1) / tile + slices - 1) / slices;
     const auto pulls_policy = Policy(dispatch.space(), blocks * slices, team_size, vector_length)
@@ -190,7 +194,7 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
                     Kokkos::atomic_add(&pull[axis](block_start + k), partial(k)[axis]);
             }
         });
-        if constexpr (EndsStep) {
+        if constexpr (kEndsStep<Ending>) {
             const int place = slices > 1 ? end_of_step.arrive(team, block, slices) : 0;
             if (place == slices - 1) {
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
@@ -277,33 +281,30 @@ public:
         // Both kernels a simulation may launch: the pulls alone (upload, and every step unless
         // step_end=fused) and, with step_end=fused, the pulls that end the step.
         int largest = 0;
-        pull_kernel(nullptr, &largest);
+        pull_kernel(NoStepEnd{}, &largest);
         if (this->fuses_step_end()) {
             int largest_fused = 0;
-            const StepEndInPullKernel<Space, Real, Dim> unused{};
-            pull_kernel(&unused, &largest_fused);
+            pull_kernel(StepEndInPullKernel<Space, Real, Dim>{}, &largest_fused);  // empty Views: only sized
             largest = largest_fused < largest ? largest_fused : largest;
         }
         check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
     }
 
 private:
-    void compute_pulls() override {
-        if (slices_ > 1) this->zero_pulls();  // the slices add into zeroed pulls
-        pull_kernel(nullptr);
-    }
-    void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& end) override { pull_kernel(&end); }
-    bool adds_into_pulls() const override { return slices_ > 1; }
+    void compute_pulls() override { pull_kernel(NoStepEnd{}); }
+    void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& end) override { pull_kernel(end); }
+    bool adds_into_pulls() const override { return slices_ > 1; }  // the slices add their partial pulls
 
     int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
 
-    // The launch, or the team size check (see team_tiled_pulls); with `end`, of the kernel that
-    // ends the step too.
-    void pull_kernel(const StepEndInPullKernel<Space, Real, Dim>* end, int* largest_team = nullptr) {
+    // The launch, or the team size check (see team_tiled_pulls); with a StepEndInPullKernel, of the
+    // kernel that ends the step too.
+    template <class Ending>
+    void pull_kernel(const Ending& end, int* largest_team = nullptr) {
         switch (mapping_.bodies_per_thread) {
-            case 2: return end != nullptr ? launch<2>(*end, largest_team) : launch<2>(NoStepEnd{}, largest_team);
-            case 4: return end != nullptr ? launch<4>(*end, largest_team) : launch<4>(NoStepEnd{}, largest_team);
-            default: return end != nullptr ? launch<1>(*end, largest_team) : launch<1>(NoStepEnd{}, largest_team);
+            case 2: return launch<2>(end, largest_team);
+            case 4: return launch<4>(end, largest_team);
+            default: return launch<1>(end, largest_team);
         }
     }
     template <int BodiesPerThread, class Ending>
