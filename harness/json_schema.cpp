@@ -35,6 +35,9 @@ public:
             } else if (keyword == "minimum") {
                 if (value.is_number() && value.get<double>() < argument.get<double>())
                     ok &= fail(record, where, excerpt(value) + " is below the minimum " + argument.dump());
+            } else if (keyword == "exclusiveMinimum") {
+                if (value.is_number() && value.get<double>() <= argument.get<double>())
+                    ok &= fail(record, where, excerpt(value) + " is not above " + argument.dump());
             } else if (keyword == "minLength") {
                 if (value.is_string() && value.get<std::string>().size() < argument.get<std::size_t>())
                     ok &= fail(record, where, "string shorter than " + argument.dump());

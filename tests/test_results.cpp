@@ -38,6 +38,11 @@ TEST(JsonSchema, ChecksTheKeywordsTheResultsSchemaUses) {
     EXPECT_EQ(errors_of(R"({"a": 1, "kind": "y", "list": ["s"]})").at(0).rfind("/list/0:", 0), 0u);
     EXPECT_EQ(errors_of(R"({"a": 1, "kind": "y", "list": [], "extra": 3})").size(), 1u);  // additionalProperties
     EXPECT_FALSE(validate_json_schema(json::parse(R"({"maxLength": 3})"), json("abcd")).empty());  // unsupported keyword
+    // exclusiveMinimum (the results' error limits): the bound itself is refused.
+    const json positive = json::parse(R"({"type": "number", "exclusiveMinimum": 0})");
+    EXPECT_TRUE(validate_json_schema(positive, json(1e-6)).empty());
+    EXPECT_FALSE(validate_json_schema(positive, json(0.0)).empty());
+    EXPECT_FALSE(validate_json_schema(positive, json(-1.0)).empty());
 }
 
 // A real results file from a tiny matrix, then corrupted in ways the checker must catch.
