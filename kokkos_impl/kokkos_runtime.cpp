@@ -64,6 +64,16 @@ TuningParameter map_tuning() {
             .max_value = 0};
 }
 
+TuningParameter incremental_map_tuning() {
+    return {.name = "map",
+            .description = "activity map: incremental only (the counts' moves and the moved cells' rewrites run in "
+                           "the same kernel as the steps)",
+            .default_value = "incremental",
+            .allowed_values = {"incremental"},
+            .min_value = 0,
+            .max_value = 0};
+}
+
 TuningParameter dispatch_tuning() {
     return {.name = "dispatch",
             .description = "how a step's kernels start: launch (each from the host), or graphK (K steps recorded "

@@ -3,7 +3,8 @@
 // dimension: the runtime (initialised once, lazily), the spaces this Kokkos has, the device state
 // in Views (one per axis), the step's halves and the activity map (kept incrementally, or
 // recounted with atomics or a ScatterView: the `map` tuning), and over several ranks the gathers of
-// the positions (docs/scaling.md). A variant supplies only its pull kernel (one file per variant).
+// the positions (docs/scaling.md). A variant supplies only its pull kernel (one file per variant), or
+// with StepKernels::one_per_advance the one kernel of a whole advance() (kokkos.persistent).
 // Valid for Kokkos 3.4 through 4.x.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Graph.hpp>
@@ -25,6 +26,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "grid_barrier.hpp"
 
 namespace nbody::kokkos {
 
@@ -171,6 +173,37 @@ void check_team_size(int largest, int team_size, int vector_length, const Worklo
                          "allow on " + SpaceName<Space>::value + " for " + to_string(workload));
 }
 
+// One j body as a team stages it in scratch (team_tiled, persistent): its position then its mass,
+// packed to 16 bytes in float32 (2D: x, y, m and one unused; 3D: x, y, z, m) so the GPU reads it
+// with one 128-bit shared load (three separate float arrays cost three load instructions per
+// interaction, which saturates the shared-memory pipe before the FP32 pipes: the reason
+// cuda.float4 beats cuda.tiled); 32 bytes in float64.
+template <class Real, int Dim>
+struct alignas(16) TileBody {
+    Real c[4];
+    KOKKOS_INLINE_FUNCTION Vec<Real, Dim> position() const {
+        Vec<Real, Dim> p;
+        NBODY_UNROLL_AXES
+        for (int k = 0; k < Dim; ++k) p[k] = c[k];
+        return p;
+    }
+    KOKKOS_INLINE_FUNCTION Real mass() const { return c[Dim]; }
+};
+
+// Body j as staged: its position, its mass, zeros in the unused slots.
+template <class View, int Dim, class Real = typename View::non_const_value_type>
+KOKKOS_INLINE_FUNCTION TileBody<Real, Dim> tile_body(const Axes<View, Dim>& p, const View& m, int j) {
+    TileBody<Real, Dim> b;
+    NBODY_UNROLL_AXES
+    for (int k = 0; k < Dim; ++k) b.c[k] = p[k](j);
+    b.c[Dim] = m(j);
+    for (int k = Dim + 1; k < 4; ++k) b.c[k] = Real(0);
+    return b;
+}
+
+template <class Space, class T>
+using Scratch = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
 // The state a kernel reads or writes: the bodies (positions, masses, velocities, pulls) or the
 // activity map (counts, cells, map values), or both. A recorded graph orders a kernel after the
 // last kernels that touched the same state only, so that the map's rewrite of one step runs beside
@@ -278,9 +311,16 @@ using HostReals = Kokkos::View<Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Ko
 template <class Real>
 using HostConstReals = Kokkos::View<const Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// The `map` and `dispatch` tunings, for every variant.
+// How a variant's steps run: as kernels per step, launched or replayed from graphs (the base's
+// step(): the `map` and `dispatch` tunings), or a whole advance() as one kernel of the variant's
+// (kokkos.persistent: the incremental map only, nothing to dispatch).
+enum class StepKernels { per_step, one_per_advance };
+
+// The `map` and `dispatch` tunings of StepKernels::per_step variants; the map tuning of a
+// one_per_advance variant (incremental only).
 TuningParameter map_tuning();
 TuningParameter dispatch_tuning();
+TuningParameter incremental_map_tuning();
 // The `step_end` tuning of a variant whose pull kernel can end the step (StepEndInPullKernel).
 TuningParameter step_end_tuning();
 // An integer tuning restricted to the listed powers of two.
@@ -307,9 +347,14 @@ std::unique_ptr<Simulation> create_for_workload(const Problem& problem, const Tu
 // sums only the owned block (KokkosSimulation::owned()), so it runs one simulation over ranks.
 template <class Space, template <class, class, int> class Sim>
 VariantDescriptor describe_variant(const std::string& variant, const std::string& description,
-                                   std::vector<TuningParameter> tunings, bool distributed = false) {
-    tunings.push_back(map_tuning());
-    tunings.push_back(dispatch_tuning());
+                                   std::vector<TuningParameter> tunings, bool distributed = false,
+                                   StepKernels kernels = StepKernels::per_step) {
+    if (kernels == StepKernels::per_step) {
+        tunings.push_back(map_tuning());
+        tunings.push_back(dispatch_tuning());
+    } else {
+        tunings.push_back(incremental_map_tuning());
+    }
     return {.id = "kokkos." + variant + "@" + SpaceName<Space>::value,
             .backend = "kokkos",
             .execution_space = SpaceName<Space>::value,
@@ -330,10 +375,12 @@ using CountScatter = Kokkos::Experimental::ScatterView<int*, typename DeviceCoun
 // tunings on that space.
 template <template <class, class, int> class Sim, class Tunings>
 void register_for_each_space(Registry& registry, const std::string& variant, const std::string& description,
-                             Tunings tunings, bool distributed = false) {
+                             Tunings tunings, bool distributed = false,
+                             StepKernels kernels = StepKernels::per_step) {
     for_each_space([&](auto tag) {
         using Space = typename decltype(tag)::type;
-        registry.add(describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), distributed));
+        registry.add(
+            describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), distributed, kernels));
     });
 }
 
@@ -444,13 +491,6 @@ struct MapState {
 };
 
 inline constexpr int kStayed = -2;  // cells are >= -1
-
-// A relaxed read of a value other threads change atomically meanwhile: the one atomic read every
-// Kokkos from 3.4 on offers publicly (4.x's atomic_load is internal in 3.4).
-template <class T>
-KOKKOS_INLINE_FUNCTION T atomic_read(T* value) {
-    return Kokkos::atomic_fetch_add(value, T(0));
-}
 
 // map=incremental: body i, now in `cell`, moves one count if it changed cell, and records its move
 // in `moves`.
@@ -574,17 +614,16 @@ struct StepEndInPullKernel {
     }
 
     // After the team has added its partial pulls: its place among the `slices` teams of `block`
-    // (0 first, slices - 1 last); the last sees every team's additions (each fences them before it
+    // (0 first, slices - 1 last); the last sees every team's additions (each releases them as it
     // counts itself in).
     template <class Member>
     KOKKOS_INLINE_FUNCTION int arrive(const Member& team, int block, int slices) const {
-        Kokkos::memory_fence();
         team.team_barrier();
         int place = 0;
         Kokkos::single(
             Kokkos::PerTeam(team),
             [&](int& arrived_before) {
-                arrived_before = Kokkos::atomic_fetch_add(&arrivals(block), 1);
+                arrived_before = arrive_at(&arrivals(block)) - 1;
                 if (arrived_before == slices - 1) arrivals(block) = 0;  // every team is in: ready for the next step
             },
             place);
@@ -610,6 +649,21 @@ struct StepEndInPullKernel {
     }
 };
 
+// StepKernels::one_per_advance: what the variant's one kernel for `steps` steps reads and writes.
+// Steps alternate the positions between s.p (the current ones at the start) and p_next; a body's
+// previous move in m.moved is rewritten by the thread that moves it next (one thread per body, so
+// the moves are not double-buffered). e: advance after force; e.next_before_force: leapfrog, whose
+// first half kick of the first step the kernel does too, from s.pull (kept for the next advance()).
+template <class Space, class Real, int Dim>
+struct WholeAdvance {
+    Motion<Space, Real, Dim> s;
+    DeviceAxes<Space, Real, Dim> p_next;
+    DeviceReals<Space, Real> m;  // masses
+    MapState<Space> map;
+    StepEnd<Real> e;
+    int n, d, steps;
+};
+
 // The end of step of the owned bodies without counting (Euler over several ranks: the map waits
 // for the positions gathered after it).
 template <class Space, class Real, int Dim>
@@ -628,7 +682,7 @@ void zero_pulls_of(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> pull,
 }
 
 // The state of one simulation of one workload (Real, Dim) in Views of the space's memory; a
-// variant adds compute_pulls(). A step: advance before force, pulls, advance after force with
+// variant adds compute_pulls() (and, running advance() as one kernel, advance_in_one_kernel()). A step: advance before force, pulls, advance after force with
 // the map's counting (SPEC §2). Per step on a map=incremental simulation: the pull kernel, one
 // kernel for the rest of the step (the next step's first half fused in) and the map's rewrite,
 // queued on the space without a fence.
@@ -648,17 +702,19 @@ public:
     using SimulationOf<Real>::upload;
     using SimulationOf<Real>::download;
 
-    KokkosSimulation(const Problem& problem, const TuningValues& tuning)
+    KokkosSimulation(const Problem& problem, const TuningValues& tuning,
+                     StepKernels kernels = StepKernels::per_step)
         : problem_((ensure_initialized(device_of(problem.distribution)), problem)),
           decomposition_(decomposition_of(problem)),
           owned_(owned_block(problem)),
           n_(checked_body_count(problem.n)),
           d_(problem.d),
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
-          graph_steps_(graph_steps_for(tuning.at("dispatch"))),
+          one_kernel_(kernels == StepKernels::one_per_advance),
+          graph_steps_(one_kernel_ ? 0 : graph_steps_for(tuning.at("dispatch"))),
           fused_(fused_for(tuning)),
           motion_{axes("p", decomposition_.gather_capacity()), axes("v", problem.n), axes("pull", problem.n)},
-          next_positions_(axes("p_next", fused_ ? problem.n : 0)),
+          next_positions_(axes("p_next", fused_ || one_kernel_ ? problem.n : 0)),
           next_moved_{DeviceCounts<Space>("next_moved_from", fused_ ? problem.n : 0),
                       DeviceCounts<Space>("next_moved_to", fused_ ? problem.n : 0)},
           arrivals_("arrivals", fused_ ? problem.n : 0),
@@ -669,6 +725,8 @@ public:
                activity_scale(problem.n, problem.d)} {
         if (map_strategy_ == MapStrategy::scatter_view) scatter_ = CountScatter<Space>(map_.counts);
         check_distribution();
+        if (one_kernel_ && !steps_are_kernels_only())
+            throw std::logic_error("a whole advance() in one kernel needs map=incremental on one rank");
     }
 
     void upload(const BodiesT<Real>& initial) final {
@@ -700,6 +758,12 @@ public:
 
     void advance(int steps) final {
         if (steps <= 0) return;
+        if (one_kernel_) {
+            advance_in_one_kernel({motion_, next_positions_, m_, map_, step_end(true, leapfrog(), false), n_, d_, steps});
+            if (steps % 2 == 1) swap_positions();
+            pulls_zero_ = false;
+            return;
+        }
         // The later steps' first halves run in the previous step's last kernel.
         if (leapfrog()) advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
         if (graph_steps_ > 0) {
@@ -737,6 +801,10 @@ protected:
     }
     // Whether steps run as compute_pulls_and_end_step().
     bool fuses_step_end() const { return fused_; }
+    // StepKernels::one_per_advance: the `steps` steps of an advance() in one kernel (WholeAdvance).
+    virtual void advance_in_one_kernel(const WholeAdvance<Space, Real, Dim>& /*advance*/) {
+        throw std::logic_error("this Kokkos variant cannot run an advance() in one kernel");
+    }
 
     const Space& space() const { return space_; }
     // Where compute_pulls() launches its kernels.
@@ -805,10 +873,10 @@ private:
         if (fused_ && count % 2 == 1) swap_positions();
     }
 
-    // step_end=fused: the positions and moves a step wrote become the current ones.
+    // The positions a step wrote become the current ones; with step_end=fused also its moves.
     void swap_positions() {
         std::swap(motion_.p, next_positions_);
-        std::swap(map_.moved, next_moved_);
+        if (fused_) std::swap(map_.moved, next_moved_);
         positions_swapped_ = !positions_swapped_;
     }
 
@@ -995,12 +1063,13 @@ private:
     Dispatch<Space> dispatch_{space_};
     int n_, d_;
     MapStrategy map_strategy_;
-    int graph_steps_;  // dispatch=graphK: K; 0: launched
+    bool one_kernel_;  // StepKernels::one_per_advance
+    int graph_steps_;  // dispatch=graphK: K; 0: launched or one_kernel_
     bool fused_;       // step_end=fused
     // Per buffer of the positions (positions_swapped_).
     std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_[2], step_graph_[2], last_step_graph_[2];
     Motion<Space, Real, Dim> motion_;
-    DeviceAxes<Space, Real, Dim> next_positions_;  // step_end=fused: where a step writes the positions
+    DeviceAxes<Space, Real, Dim> next_positions_;  // fused_ or one_kernel_: where a step writes the positions
     Moves<Space> next_moved_;                      // step_end=fused: where a step records its moves
     DeviceCounts<Space> arrivals_;                 // step_end=fused: StepEndInPullKernel::arrivals
     bool positions_swapped_ = false;               // motion_.p is the buffer allocated as p_next

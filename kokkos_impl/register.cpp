@@ -10,12 +10,14 @@ void register_kokkos_naive(Registry& registry);
 void register_kokkos_team_tiled(Registry& registry);
 void register_kokkos_hierarchical(Registry& registry);
 void register_kokkos_simd(Registry& registry);
+void register_kokkos_persistent(Registry& registry);
 
 void register_kokkos_variants(Registry& registry) {
     register_kokkos_naive(registry);
     register_kokkos_team_tiled(registry);
     register_kokkos_hierarchical(registry);
     register_kokkos_simd(registry);
+    register_kokkos_persistent(registry);
 
     registry.add_build_fact("kokkos_version", std::to_string(KOKKOS_VERSION / 10000) + "." +
                                                   std::to_string(KOKKOS_VERSION / 100 % 100) + "." +

@@ -21,36 +21,6 @@
 namespace nbody {
 namespace kokkos {
 
-// One staged j body, its position then its mass, packed to 16 bytes in float32 (2D: x, y, m and
-// one unused; 3D: x, y, z, m) so the GPU reads it with one 128-bit shared load (three separate
-// float arrays cost three load instructions per interaction, which saturates the shared-memory
-// pipe before the FP32 pipes: the reason cuda.float4 beats cuda.tiled); 32 bytes in float64.
-template <class Real, int Dim>
-struct alignas(16) TileBody {
-    Real c[4];
-    KOKKOS_INLINE_FUNCTION Vec<Real, Dim> position() const {
-        Vec<Real, Dim> p;
-        NBODY_UNROLL_AXES
-        for (int k = 0; k < Dim; ++k) p[k] = c[k];
-        return p;
-    }
-    KOKKOS_INLINE_FUNCTION Real mass() const { return c[Dim]; }
-};
-
-// Body j as staged: its position, its mass, zeros in the unused slots.
-template <class View, int Dim, class Real = typename View::non_const_value_type>
-KOKKOS_INLINE_FUNCTION TileBody<Real, Dim> tile_body(const Axes<View, Dim>& p, const View& m, int j) {
-    TileBody<Real, Dim> b;
-    NBODY_UNROLL_AXES
-    for (int k = 0; k < Dim; ++k) b.c[k] = p[k](j);
-    b.c[Dim] = m(j);
-    for (int k = Dim + 1; k < 4; ++k) b.c[k] = Real(0);
-    return b;
-}
-
-template <class Space, class T>
-using Scratch = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-
 // Scratch of one team: the staged tile and the block's partial sums.
 template <class Space, class Real, int Dim>
 std::size_t team_tiled_scratch_bytes(int tile) {

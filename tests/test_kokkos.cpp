@@ -44,7 +44,13 @@ namespace {
 
 using testing::max_position_error;
 
-constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical"};
+constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical", "persistent"};
+
+// Whether a variant's steps are kernels the harness launches or records (the `dispatch` tuning),
+// rather than one kernel per advance() (kokkos.persistent).
+bool dispatches_steps(const VariantDescriptor& v) {
+    return std::any_of(v.tunings.begin(), v.tunings.end(), [](const TuningParameter& t) { return t.name == "dispatch"; });
+}
 
 std::vector<std::string> kokkos_spaces() {
     std::vector<std::string> spaces;
@@ -335,7 +341,11 @@ TEST(Kokkos, EveryMapStrategyGivesTheMapOfTheHandedBackPositions) {
     for (std::size_t i = 0; i < initial.size(); i += 5) initial.vx[i] = (i % 2 ? 60.0f : -60.0f);
     constexpr int kMapSize = 13;
     for (const VariantDescriptor* v : available_kokkos(false)) {
-        for (const char* strategy : {"incremental", "atomic", "scatter"}) {
+        // Each strategy the variant lists (kokkos.persistent: incremental only).
+        const auto map = std::find_if(v->tunings.begin(), v->tunings.end(),
+                                      [](const TuningParameter& t) { return t.name == "map"; });
+        ASSERT_NE(map, v->tunings.end()) << v->id;
+        for (const std::string& strategy : map->allowed_values) {
             for (int steps : {0, 2}) {
                 const auto got = simulate(v->id, initial, kMapSize, steps, {{"map", strategy}});
                 const auto expected = normalised_map(host_cell_counts(got.state, kMapSize), initial.size(), kMapSize);
@@ -483,7 +493,8 @@ TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
     const std::vector<int> chunks = {1, 2, 7, 20};
     constexpr int kMapSize = 16;
     int compared = 0;
-    for (const VariantDescriptor* v : variants)
+    for (const VariantDescriptor* v : variants) {
+        if (!dispatches_steps(*v)) continue;
         for (const Workload& workload : all_workloads())
             std::visit(
                 [&](const auto& initial) {
@@ -505,6 +516,7 @@ TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
                     }
                 },
                 generate_state(workload, 300, 21));
+    }
     EXPECT_GT(compared, 0);
 }
 
@@ -567,6 +579,7 @@ TEST(Kokkos, FusedStepEndNeedsAnIncrementalMapOnOneRank) {
 
 TEST(Kokkos, GraphDispatchNeedsAnIncrementalMapOnOneRank) {
     for (const VariantDescriptor* v : available_kokkos(false)) {
+        if (!dispatches_steps(*v)) continue;
         const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {}, .distribution = {}};
         for (const char* map : {"atomic", "scatter"}) {
             try {
@@ -884,6 +897,67 @@ TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
         }
     }
     EXPECT_NO_THROW(v->create(problem, Registry::resolve_tuning(*v, {})));  // auto launches, separately
+}
+
+TEST(Kokkos, PersistentRepeatsTheSeparateKernels) {
+    // kokkos.persistent runs each advance() as one kernel with a grid barrier per step: the same
+    // steps as naive's kernels launched one by one (the same interaction, summed in another order:
+    // within roundings), in advance() calls of 1, 2, 7 and 20 steps (each a launch, its barriers
+    // counted on from the last), every workload (leapfrog's first half kick in the kernel, the
+    // pulls kept for the next call). On the GPU also with 1 body per team (many teams, several
+    // groups each: each team loops) and with the bodies staged tile by tile (N above what scratch
+    // holds). The map against full recounts: IncrementalMapEqualsAFullRecountBitForBit.
+    int compared = 0;
+    for (const VariantDescriptor* v : available_kokkos(false)) {
+        if (v->id.rfind("kokkos.persistent@", 0) != 0) continue;
+        const VariantDescriptor* naive = builtin_registry().find("kokkos.naive@" + v->execution_space);
+        ASSERT_NE(naive, nullptr);
+        const std::vector<int> chunks = {1, 2, 7, 20};
+        constexpr int kMapSize = 16;
+        std::vector<TuningValues> tunings = {{}};
+        if (v->runs_on_gpu) tunings.push_back({{"team_size", "1"}, {"teams", "4"}});
+        for (const Workload& workload : all_workloads())
+            for (const std::size_t n : {std::size_t{300}, v->runs_on_gpu ? std::size_t{3500} : std::size_t{0}}) {
+                if (n == 0) continue;
+                std::visit(
+                    [&](const auto& initial) {
+                        const auto expected = simulate_in_chunks(*naive, initial, workload, kMapSize, chunks,
+                                                                 {{"dispatch", "launch"}});
+                        for (const TuningValues& tuning : tunings) {
+                            const auto got = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, tuning);
+                            expect_same_outcomes(expected, got, workload, false,
+                                                 v->id + " " + to_string(workload) + " N=" + std::to_string(n) +
+                                                     (tuning.empty() ? "" : " team_size=1 teams=4"));
+                            ++compared;
+                        }
+                    },
+                    generate_state(workload, n, 29));
+            }
+    }
+    if (compared == 0) GTEST_SKIP() << "no kokkos.persistent space can run here";
+}
+
+TEST(Kokkos, PersistentTeamsThatCannotAllRunAreAnErrorNotAHang) {
+    // On the GPU more teams of 1024 threads than its multiprocessors hold at once: the first grid
+    // barrier gives up, no step is taken, and advance() says why. (Host spaces run one team per
+    // thread and list no `teams` tuning; the barrier itself is checked there by test_kokkos_grid_barrier.)
+    const VariantDescriptor* v = builtin_registry().find("kokkos.persistent@cuda");
+    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.persistent@cuda here";
+    const Workload workload{};
+    const BodiesT<float> initial = std::get<BodiesT<float>>(generate_state(workload, 65536, 31));
+    auto sim = v->create({.n = initial.size(), .d = 8, .constants = {}, .workload = workload, .distribution = {}},
+                         Registry::resolve_tuning(*v, {{"team_size", "32"}, {"teams", "2048"}}));
+    sim->upload(initial);
+    try {
+        sim->advance(3);
+        ADD_FAILURE() << "2048 teams of 1024 threads met at a grid barrier";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("did not all run at once"), std::string::npos) << e.what();
+    }
+    BodiesT<float> after;
+    std::vector<float> map;
+    sim->download(after, map);
+    EXPECT_EQ(after.x, initial.x);  // no step was taken
 }
 
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
