@@ -588,7 +588,7 @@ void rewrite_moved_cells(Dispatch<Space>& dispatch, MapState<Space> m, int n) {
 // step_end=fused: the rest of a step done by the pull kernel itself, so that a step is one kernel
 // (one dependent kernel per step instead of two: each costs ~2.5 us on the GPU whatever its work,
 // docs/performance-kokkos.md). The pull kernel's teams, `slices` per block of bodies, each add their
-// partial pulls and count themselves in (an atomic count of arrivals after a fence: the "last
+// partial pulls and count themselves in (an acquire-release count of arrivals, arrive_at: the "last
 // block" pattern, no waiting). The last team to arrive ends the block's step: its bodies advance,
 // their new positions go to `p_next` (the other teams may still be reading `s.p`: positions are
 // double-buffered) and they move their map counts, recording the moves in `next_moved` (double-
