@@ -682,10 +682,10 @@ void zero_pulls_of(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> pull,
 }
 
 // The state of one simulation of one workload (Real, Dim) in Views of the space's memory; a
-// variant adds compute_pulls() (and, running advance() as one kernel, advance_in_one_kernel()). A step: advance before force, pulls, advance after force with
-// the map's counting (SPEC §2). Per step on a map=incremental simulation: the pull kernel, one
-// kernel for the rest of the step (the next step's first half fused in) and the map's rewrite,
-// queued on the space without a fence.
+// variant adds compute_pulls() (and, running advance() as one kernel, advance_in_one_kernel()). A
+// step: advance before force, pulls, advance after force with the map's counting (SPEC §2). Per
+// step on a map=incremental simulation: the pull kernel, one kernel for the rest of the step (the
+// next step's first half fused in) and the map's rewrite, queued on the space without a fence.
 //
 // Over several ranks (Problem::distribution, docs/scaling.md) the rank integrates its owned()
 // block, and the positions of all N are gathered right after the drift: leapfrog at the start of a
@@ -759,7 +759,8 @@ public:
     void advance(int steps) final {
         if (steps <= 0) return;
         if (one_kernel_) {
-            advance_in_one_kernel({motion_, next_positions_, m_, map_, step_end(true, leapfrog(), false), n_, d_, steps});
+            advance_in_one_kernel(
+                {motion_, next_positions_, m_, map_, step_end(true, leapfrog(), false), n_, d_, steps});
             if (steps % 2 == 1) swap_positions();
             pulls_zero_ = false;
             return;

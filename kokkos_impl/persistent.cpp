@@ -252,8 +252,8 @@ private:
                 "more than run at once: leave teams=auto");
         }
         if (arrived(0) != expected)
-            throw std::logic_error("kokkos.persistent: " + std::to_string(arrived(0)) + " arrivals at the grid barrier, " +
-                                   "expected " + std::to_string(expected));
+            throw std::logic_error("kokkos.persistent: " + std::to_string(arrived(0)) +
+                                   " arrivals at the grid barrier, expected " + std::to_string(expected));
         barrier_.before = expected;
     }
 

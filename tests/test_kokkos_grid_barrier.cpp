@@ -25,7 +25,8 @@ int marks_missed_across_barriers(GridBarrier<Space>& barrier, int rounds) {
     Kokkos::View<int, typename Space::memory_space> missed("missed");
     const GridBarrier<Space> b = barrier;
     Kokkos::parallel_for(
-        "grid_barrier_test", Policy(teams, kRunsOnGpu<Space> ? 32 : 1), KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        "grid_barrier_test", Policy(teams, kRunsOnGpu<Space> ? 32 : 1),
+        KOKKOS_LAMBDA(const typename Policy::member_type& team) {
             if (!b.wait(team, 1, true)) {
                 Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&missed(), 1000000); });
                 return;
