@@ -492,11 +492,23 @@ struct MapState {
 
 inline constexpr int kStayed = -2;  // cells are >= -1
 
-// map=incremental: body i, now in `cell`, moves one count if it changed cell, and records its move
-// in `moves`.
+// Body i's place in map=incremental's bookkeeping: the cell it is counted in and its last move in
+// a Moves (left kStayed when it kept its cell). kokkos.persistent reads it before the pull sum, so
+// that the round trip to memory overlaps the sum instead of following it.
+struct CountedBody {
+    int cell, left, entered;
+};
+
 template <class Space>
-KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Space>& moves, int i, int cell) {
-    const int before = m.cell(i);
+KOKKOS_INLINE_FUNCTION CountedBody counted_body(const MapState<Space>& m, const Moves<Space>& moves, int i) {
+    return {m.cell(i), moves.from(i), moves.to(i)};
+}
+
+// map=incremental: body i, counted in `before` and now in `cell`, moves one count if it changed
+// cell, and records its move in `moves`.
+template <class Space>
+KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Space>& moves, int i, int cell,
+                                       int before) {
     if (cell != before) {
         if (before >= 0) Kokkos::atomic_add(&m.counts(before), -1);
         if (cell >= 0) Kokkos::atomic_add(&m.counts(cell), 1);
@@ -506,17 +518,30 @@ KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Spa
     moves.from(i) = cell != before ? before : kStayed;
 }
 
-// map = count * scale (normalise_map's expression) in the cells body i left and entered by its move
-// in `moves`, if it moved. The counts are read atomically, as the next step may be moving them
-// already (step_end=fused); bodies sharing a cell write it atomically: plain stores from several
-// threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset).
+template <class Space>
+KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Space>& moves, int i, int cell) {
+    move_count(m, moves, i, cell, m.cell(i));
+}
+
+// map = count * scale (normalise_map's expression) in the cells a move left and entered (nothing
+// for kStayed). The counts are read atomically, as the next step may be moving them already
+// (step_end=fused), and both before either cell is written: one round trip to memory, not two;
+// bodies sharing a cell write it atomically: plain stores from several threads to one cell are a
+// data race (ThreadSanitizer, tsan-kokkos preset).
+template <class Space>
+KOKKOS_INLINE_FUNCTION void rewrite_cells(const MapState<Space>& m, int left, int entered) {
+    if (left == kStayed) return;
+    const int left_count = left >= 0 ? atomic_read(&m.counts(left)) : 0;
+    const int entered_count = entered >= 0 ? atomic_read(&m.counts(entered)) : 0;
+    if (left >= 0) Kokkos::atomic_exchange(&m.map(left), static_cast<float>(left_count) * m.scale);
+    if (entered >= 0) Kokkos::atomic_exchange(&m.map(entered), static_cast<float>(entered_count) * m.scale);
+}
+
+// The cells body i's move in `moves` left and entered, rewritten.
 template <class Space>
 KOKKOS_INLINE_FUNCTION void rewrite_cells_of(const MapState<Space>& m, const Moves<Space>& moves, int i) {
-    const int from = moves.from(i);
-    if (from == kStayed) return;
-    const int to = moves.to(i);
-    if (from >= 0) Kokkos::atomic_exchange(&m.map(from), static_cast<float>(atomic_read(&m.counts(from))) * m.scale);
-    if (to >= 0) Kokkos::atomic_exchange(&m.map(to), static_cast<float>(atomic_read(&m.counts(to))) * m.scale);
+    const int left = moves.from(i);
+    if (left != kStayed) rewrite_cells(m, left, moves.to(i));
 }
 
 // A full recount: counts cleared, every body counted; with `record_cells` each body's cell kept
