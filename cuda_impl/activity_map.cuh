@@ -29,9 +29,16 @@ struct IncrementalMapState {
     float scale;         // activity_scale(n, d)
 
 #if defined(__CUDACC__)
+    // Body i's cell as counted and its cell before its last move (equal once rewritten): what move
+    // and rewrite_moved read, for a kernel that reads them ahead (cuda.persistent, before its sum).
+    struct BodyCells {
+        int counted, previous;
+    };
+    __device__ BodyCells cells_of(int i) const { return {body_cell[i], previous_cell[i]}; }
+
     // Counts body i in `cell` instead of its current cell.
-    __device__ void move(int i, int cell) const {
-        const int from = body_cell[i];
+    __device__ void move(int i, int cell) const { move(i, cell, body_cell[i]); }
+    __device__ void move(int i, int cell, int from) const {
         if (cell == from) return;
         if (from >= 0) atomicSub(&counts[from], 1);
         if (cell >= 0) atomicAdd(&counts[cell], 1);
@@ -39,16 +46,15 @@ struct IncrementalMapState {
         previous_cell[i] = from;
     }
     // After the barrier: the cells body i's last move left and entered, from their counts.
-    __device__ void rewrite_moved(int i) const {
-        const int from = previous_cell[i];
-        const int to = body_cell[i];
-        if (from == to) return;
-        rewrite(from);
-        rewrite(to);
-        previous_cell[i] = to;
-    }
-    __device__ void rewrite(int cell) const {
-        if (cell >= 0) map[cell] = static_cast<float>(counts[cell]) * scale;
+    __device__ void rewrite_moved(int i) const { rewrite_moved(i, cells_of(i)); }
+    __device__ void rewrite_moved(int i, BodyCells cells) const {
+        if (cells.previous == cells.counted) return;
+        // Both counts read before either cell is written: one round trip to memory, not two.
+        const int left = cells.previous >= 0 ? counts[cells.previous] : 0;
+        const int entered = cells.counted >= 0 ? counts[cells.counted] : 0;
+        if (cells.previous >= 0) map[cells.previous] = static_cast<float>(left) * scale;
+        if (cells.counted >= 0) map[cells.counted] = static_cast<float>(entered) * scale;
+        previous_cell[i] = cells.counted;
     }
 #endif
 };
