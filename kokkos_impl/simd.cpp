@@ -75,7 +75,7 @@ void register_kokkos_simd(Registry& registry) {
             registry.add(kokkos::describe_variant<Space, kokkos::Simd>(
                 "simd",
                 "RangePolicy over groups of 64 bytes of bodies, a lane loop the compiler vectorises, the "
-                "reciprocal square root from standard operations (bit estimate + Newton)",
+                "reciprocal square root from standard operations (bit estimate + fitted cubic)",
                 {}));
     });
 }
