@@ -54,9 +54,10 @@ NBODY_UNROLL_AXES
 }
 
 // Whether lane 0's reads after the sum (its velocity, its map cells) are made before it, so that
-// their round trip to memory overlaps the sum: 3.85 -> 3.67 us per step at N = 1024 in 2D float32,
-// but 4.26 -> 4.69 in 3D float32 and 4.81 -> 4.91 in 2D float64 (measured on the H100, same
-// registers or more: docs/performance-cuda.md), so only there.
+// their round trip to memory overlaps the sum: faster in 2D float32 (3.68 us per step at N = 1024,
+// results/h100-kokkos-persistent-early-loads.json), slower in 3D float32 (4.26 -> 4.69) and 2D
+// float64 (4.81 -> 4.91) in an earlier binary that read ahead everywhere (H100,
+// docs/performance-cuda.md), so only there.
 template <class Real, int Dim>
 constexpr bool kReadsAheadOfSum = Dim == 2 && std::is_same_v<Real, float>;
 
