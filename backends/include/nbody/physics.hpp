@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "nbody/workload.hpp"
 
@@ -59,6 +60,24 @@ NBODY_HD inline void store_axes(Real* const (&axes)[Dim], std::int64_t i, const 
     for (int k = 0; k < Dim; ++k) axes[k][i] = value[k];
 }
 
+// r2^(-3/2): the model's inv_sqrt cubed, or its own `cubed(r2)` where it has one (a refinement
+// taken on the cube itself can be shorter than refining 1/sqrt and cubing it).
+template <class InvSqrt, class Real, class = void>
+struct HasInvSqrtCubed : std::false_type {};
+template <class InvSqrt, class Real>
+struct HasInvSqrtCubed<InvSqrt, Real, std::void_t<decltype(std::declval<const InvSqrt&>().cubed(std::declval<Real>()))>>
+    : std::true_type {};
+
+template <class InvSqrt, class Real>
+NBODY_HD inline Real inv_sqrt_cubed(const InvSqrt& inv_sqrt, Real r2) {
+    if constexpr (HasInvSqrtCubed<InvSqrt, Real>::value) {
+        return inv_sqrt.cubed(r2);
+    } else {
+        const Real inv_r = inv_sqrt(r2);
+        return inv_r * inv_r * inv_r;
+    }
+}
+
 // Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
 // with inv_sqrt supplied by the model (exact, or the hardware approximation).
 // Instructions: Dim sub, Dim fma for r^2 + eps2, 3 mul, Dim fma, plus inv_sqrt (SPEC §3).
@@ -71,8 +90,7 @@ NBODY_UNROLL_AXES
     Real r2 = eps2;
 NBODY_UNROLL_AXES
     for (int k = Dim - 1; k >= 0; --k) r2 = d[k] * d[k] + r2;
-    const Real inv_r = inv_sqrt(r2);
-    const Real weight = mj * (inv_r * inv_r * inv_r);
+    const Real weight = mj * inv_sqrt_cubed(inv_sqrt, r2);
 NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
 }
