@@ -4,8 +4,9 @@
 // grid-wide barrier per step (GridBarrier: Kokkos has no cooperative launch, so the first meeting
 // is a bounded rendezvous that refuses, with an error after the kernel, to go on when the teams
 // are not all running at once). Each team thread owns one body at a time (on the GPU a warp: the
-// thread's 32 vector lanes split the j sum, a ThreadVectorRange reduction), the team stages the
-// positions in level-0 scratch (all of them when they fit, else tile by tile), and the body's
+// thread's 32 vector lanes split the j sum, each into its own partial in scratch, which the body's
+// thread adds up), the team stages the positions in level-0 scratch (all of them when they fit,
+// else tile by tile), and the body's
 // thread ends its step: it advances the body, rewrites the map cells of its previous move, moves
 // its count (map=incremental) and writes its position into the other of two buffers, which no team
 // reads until the next barrier. Leapfrog's first half kick of the next step follows in the same
@@ -23,10 +24,12 @@
 namespace nbody {
 namespace kokkos {
 
-// Scratch for the staged bodies: 32 KiB (2048 bodies in float32, 1024 in float64; beyond that the
-// team stages tile by tile), at most what the space offers. A GPU block has 48 KiB, and Kokkos keeps
-// some of it for its reductions: with 48 KiB of bodies no team size could launch (measured).
-inline constexpr std::size_t kStagedBytes = 32 * 1024;
+// A team's scratch: the staged bodies (all of them when they fit, else tile by tile) and its lanes'
+// partial pulls, 40 KiB together at most, or what the space offers. A GPU block has 48 KiB, and
+// Kokkos keeps some of it for itself: with 48 KiB of bodies no team size could launch (measured).
+// The bodies get what the partials leave: 2431 float32 bodies at N = 1024 (8 bodies per team),
+// 2303 at 2048 (16), 2047 from 4096 (32).
+inline constexpr std::size_t kScratchBytes = 40 * 1024;
 // The largest team: 32 threads of 32 lanes, a CUDA block's 1024 threads.
 inline constexpr int kMaxPersistentTeamSize = 32;
 
@@ -50,6 +53,23 @@ struct PersistentShape {
     int capacity;   // bodies staged at once
 };
 
+// The scratch bytes of a team's lanes' partial pulls: one Pull per vector lane of each team thread.
+template <class Space, class Real, int Dim>
+std::size_t lane_partials_bytes(int team_size) {
+    return Scratch<Space, Pull<Real, Dim>>::shmem_size(static_cast<std::size_t>(team_size) * kPersistentLanes<Space>);
+}
+
+// The lanes' partial pulls of one body added up: four chains of adds in flight, then the chains.
+template <int Lanes, class Sum>
+KOKKOS_INLINE_FUNCTION Sum sum_of_lanes(const Sum* partial) {
+    constexpr int chains = Lanes < 4 ? Lanes : 4;
+    Sum chain[chains];
+    for (int c = 0; c < chains; ++c) chain[c] = partial[c];
+    for (int l = chains; l < Lanes; ++l) chain[l % chains] += partial[l];
+    for (int c = 1; c < chains; ++c) chain[0] += chain[c];
+    return chain[0];
+}
+
 // pull_only: the pulls of the current positions into w.s.pull, nothing else (leapfrog's upload; no
 // barrier). Otherwise w.steps steps, meeting at `barrier`. Given `largest_team`, only stores there
 // the largest team size Kokkos can launch the kernel with (the check at creation).
@@ -63,13 +83,17 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
     // The kernel captures ~20 Views: "light weight" keeps its functor in the kernel's parameters
     // (above 512 bytes Kokkos would launch it through constant memory; team_tiled measured 7 % lost).
     const auto policy = Kokkos::Experimental::require(
-        Policy(space, shape.teams, shape.team_size, kPersistentLanes<Space>)
-            .set_scratch_size(0, Kokkos::PerTeam(Scratch<Space, Body>::shmem_size(shape.capacity))),
+        Policy(space, shape.teams, largest_team != nullptr ? 1 : shape.team_size, kPersistentLanes<Space>)
+            .set_scratch_size(0, Kokkos::PerTeam(Scratch<Space, Body>::shmem_size(shape.capacity) +
+                                                 lane_partials_bytes<Space, Real, Dim>(shape.team_size))),
         Kokkos::Experimental::WorkItemProperty::HintLightWeight);
     const int capacity = shape.capacity;
     const int steps = pull_only ? 1 : w.steps;
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+        constexpr int lanes = kPersistentLanes<Space>;
         const Scratch<Space, Body> staged(team.team_scratch(0), capacity);
+        // Lane l of team thread r adds its part of the body's pull into lane_partials(r * lanes + l).
+        const Scratch<Space, Sum> lane_partials(team.team_scratch(0), team.team_size() * lanes);
         const int n = w.n;
         const bool resident = n <= capacity;
         const int groups = (n + team.team_size() - 1) / team.team_size();
@@ -112,7 +136,6 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
                 const bool ends_step = i < n && !pull_only;
                 const Vec<Real, Dim> vi = ends_step ? load(w.s.v, i) : Vec<Real, Dim>{};
                 const CountedBody counted = ends_step ? counted_body(w.map, w.map.moved, i) : CountedBody{};
-                Sum pull;
                 for (int start = 0; start < n; start += capacity) {
                     const int count = n - start < capacity ? n - start : capacity;
                     if (!resident) {
@@ -121,23 +144,26 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
                                              [&](const int t) { staged(t) = tile_body(from, w.m, start + t); });
                         team.team_barrier();
                     }
-                    // Each vector lane sums the staged bodies lane, lane + lanes, ...; then the lanes add up.
-                    constexpr int lanes = kPersistentLanes<Space>;
-                    Sum part;
-                    Kokkos::parallel_reduce(
-                        Kokkos::ThreadVectorRange(team, i < n ? lanes : 0),
-                        [&](const int lane, Sum& lane_sum) {
-                            NBODY_KOKKOS_UNROLL_LANE
-                            for (int t = lane; t < count; t += lanes) {
-                                const Body b = staged(t);
-                                accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
-                            }
-                        },
-                        part);
-                    pull += part;
+                    // Each vector lane sums the staged bodies lane, lane + lanes, ... into its own
+                    // partial in scratch (over every tile); the body's thread adds the partials up
+                    // after the loop. A ThreadVectorRange parallel_for ends with its lanes in step and
+                    // their writes seen by each other (Kokkos' CUDA backend syncs the warp there,
+                    // kokkos/kokkos#1520): no barrier, where parallel_reduce's generic shuffle loop
+                    // cost 0.3 us per step more than CUDA's five shuffles (docs/performance-kokkos.md).
+                    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, i < n ? lanes : 0), [&](const int lane) {
+                        const int slot = team.team_rank() * lanes + lane;
+                        Sum lane_sum = start == 0 ? Sum{} : lane_partials(slot);
+                        NBODY_KOKKOS_UNROLL_LANE
+                        for (int t = lane; t < count; t += lanes) {
+                            const Body b = staged(t);
+                            accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
+                        }
+                        lane_partials(slot) = lane_sum;
+                    });
                 }
                 if (i == n) continue;
                 Kokkos::single(Kokkos::PerThread(team), [&]() {
+                    const Sum pull = sum_of_lanes<lanes>(&lane_partials(team.team_rank() * lanes));
                     store(w.s.pull, i, pull);
                     if (pull_only) return;
                     StepEnd<Real> e = w.e;
@@ -212,18 +238,29 @@ public:
         };
         const std::size_t per_body = sizeof(TileBody<Real, Dim>);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
-        // One body's worth left for the scratch View's alignment.
-        const std::size_t staged = (kStagedBytes < limit ? kStagedBytes : limit) / per_body - 1;
-        shape_.capacity = static_cast<int>(static_cast<std::size_t>(n) < staged ? n : staged);
-        if (shape_.capacity < 1) shape_.capacity = 1;
-        // The largest team Kokkos can launch the kernel with (its registers and scratch), then the shape.
+        const std::size_t budget = kScratchBytes < limit ? kScratchBytes : limit;
+        // The bodies staged beside the lane partials of `team_size` threads (one body's worth left for
+        // the scratch Views' alignment), at least one.
+        const auto capacity_for = [&](int team_size) {
+            const std::size_t partials = lane_partials_bytes<Space, Real, Dim>(team_size);
+            const std::size_t staged = partials + 2 * per_body <= budget ? (budget - partials) / per_body - 1 : 1;
+            return static_cast<int>(static_cast<std::size_t>(n) < staged ? n : staged);
+        };
+        // The largest team Kokkos can launch the kernel with (its registers and scratch), then the team
+        // size, the bodies its scratch stages, and the check with that scratch.
         shape_.team_size = shape_.teams = 1;
+        shape_.capacity = capacity_for(1);
         int largest = 0;
-        persistent_kernel(this->space(), WholeAdvance<Space, Real, Dim>{}, barrier_, shape_, this->eps2(), false,
-                          &largest);
+        const auto find_largest_team = [&]() {
+            persistent_kernel(this->space(), WholeAdvance<Space, Real, Dim>{}, barrier_, shape_, this->eps2(), false,
+                              &largest);
+        };
+        find_largest_team();
         shape_.team_size =
             setting("team_size") > 0 ? setting("team_size") : auto_persistent_team_size<Space>(n, slots, largest);
         check_team_threads<Space>(shape_.team_size, kPersistentLanes<Space>);
+        shape_.capacity = capacity_for(shape_.team_size);
+        find_largest_team();
         check_team_size<Space>(largest, shape_.team_size, kPersistentLanes<Space>, this->workload());
         const int groups = (n + shape_.team_size - 1) / shape_.team_size;
         const int most_teams = setting("teams") > 0 ? setting("teams") : slots;
