@@ -22,9 +22,7 @@ template <class Real, int Dim>
 __global__ void pack_bodies(DeviceBodies<Real, Dim> bodies, PackedBody<Real>* __restrict__ packed, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const Vec<Real, Dim> p = bodies.position_of(i);
-    if constexpr (Dim == 2) packed[i] = {p[0], p[1], bodies.mass[i], Real(0)};
-    else packed[i] = {p[0], p[1], p[2], bodies.mass[i]};
+    packed[i] = pack_body<Real, Dim>(bodies.position_of(i), bodies.mass[i]);
 }
 
 // The `slices` tuning: absent means 1, "auto" (0 here) means as many as fill the GPU.

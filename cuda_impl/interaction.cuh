@@ -32,6 +32,20 @@ struct DeviceRsqrt {
     __device__ double operator()(double v) const { return rsqrt_of_normal(v); }
 };
 
+// rsqrt of an argument known to be a positive normal number, as an interaction's r^2 + eps2 >= eps2
+// = 4 is (SPEC §1): float32 the bare MUFU.RSQ (PTX rsqrt.approx.ftz.f32, the same result as rsqrtf
+// for such arguments, without rsqrtf's scaling of subnormal ones: a compare and two predicated
+// multiplies per interaction in cuda.persistent's sum, measured), float64 rsqrt_of_normal. What
+// kokkos.persistent's InvSqrt computes on the GPU.
+struct NormalRsqrt {
+    __device__ float operator()(float v) const {
+        float y;
+        asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+        return y;
+    }
+    __device__ double operator()(double v) const { return rsqrt_of_normal(v); }
+};
+
 // a += pull of body j (position pj, mass mj) on body i (position pi), without G.
 template <class InvSqrt = DeviceRsqrt, class Real, int Dim>
 __device__ __forceinline__ void pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,

@@ -78,6 +78,11 @@ namespace {
 
 // 2D (x, y, m, 0), 3D (x, y, z, m).
 template <class Real, int Dim>
+__device__ __forceinline__ PackedBody<Real> pack_body(const Vec<Real, Dim>& p, Real m) {
+    if constexpr (Dim == 2) return {p[0], p[1], m, Real(0)};
+    else return {p[0], p[1], p[2], m};
+}
+template <class Real, int Dim>
 __device__ __forceinline__ Vec<Real, Dim> packed_position(const PackedBody<Real>& b) {
     if constexpr (Dim == 2) return {{b.x, b.y}};
     else return {{b.x, b.y, b.z}};
