@@ -42,9 +42,34 @@ inline constexpr int kPersistentLanes = kRunsOnGpu<Space> ? 32 : 1;
 // step at N = 1024, measured); host compilers get no pragma.
 #if defined(__CUDA_ARCH__)
 #define NBODY_KOKKOS_UNROLL_LANE _Pragma("unroll 4")
+#define NBODY_KOKKOS_UNROLL_BATCH _Pragma("unroll")
 #else
 #define NBODY_KOKKOS_UNROLL_LANE
+#define NBODY_KOKKOS_UNROLL_BATCH
 #endif
+
+// Bodies a team lane loads before it stores any of them while staging.
+inline constexpr int kStageBatch = 4;
+
+// Bodies [start, start + count) of `from` into `staged`. Each team lane loads kStageBatch bodies
+// before it stores one, so that their round trips to memory overlap: a loop that stored each body
+// as it came waited for one round trip after another, 0.96 us of a 4.3 us step at N = 1024 on the
+// GPU (Nsight Compute, docs/performance-kokkos.md).
+template <class Member, class Staged, class Positions, class Masses>
+KOKKOS_INLINE_FUNCTION void stage_bodies(const Member& team, const Staged& staged, const Positions& from,
+                                         const Masses& m, int start, int count) {
+    using Body = typename Staged::non_const_value_type;
+    const int rows = (count + kStageBatch - 1) / kStageBatch;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, rows), [&](const int row) {
+        Body body[kStageBatch];
+        NBODY_KOKKOS_UNROLL_BATCH
+        for (int b = 0; b < kStageBatch; ++b)
+            if (row + b * rows < count) body[b] = tile_body(from, m, start + row + b * rows);
+        NBODY_KOKKOS_UNROLL_BATCH
+        for (int b = 0; b < kStageBatch; ++b)
+            if (row + b * rows < count) staged(row + b * rows) = body[b];
+    });
+}
 
 // The teams of one kernel and their bodies.
 struct PersistentShape {
@@ -53,19 +78,40 @@ struct PersistentShape {
     int capacity;   // bodies staged at once
 };
 
-// The scratch bytes of a team's lanes' partial pulls: one Pull per vector lane of each team thread.
+// Two vector lanes' partial pulls side by side, aligned (up to 16 bytes) so that the body's thread
+// reads both with wide shared loads: in 2D float32 one 16-byte load, where a Pull alone, 4-byte
+// aligned, took one load per component (64 loads per body on the GPU, measured).
+template <class Sum>
+struct alignas((2 * sizeof(Sum)) & (~(2 * sizeof(Sum)) + 1) < 16 ? (2 * sizeof(Sum)) & (~(2 * sizeof(Sum)) + 1) : 16)
+    LanePair {
+    Sum lane[2];
+};
+
+// The lane pairs of one team thread (one pair, half used, on host spaces).
+template <class Space>
+inline constexpr int kLanePairs = (kPersistentLanes<Space> + 1) / 2;
+
+// The scratch bytes of a team's lanes' partial pulls: one per vector lane of each team thread.
 template <class Space, class Real, int Dim>
 std::size_t lane_partials_bytes(int team_size) {
-    return Scratch<Space, Pull<Real, Dim>>::shmem_size(static_cast<std::size_t>(team_size) * kPersistentLanes<Space>);
+    return Scratch<Space, LanePair<Pull<Real, Dim>>>::shmem_size(static_cast<std::size_t>(team_size) *
+                                                                  kLanePairs<Space>);
 }
 
-// The lanes' partial pulls of one body added up: four chains of adds in flight, then the chains.
+// The lanes' partial pulls of one body added up, in lane order: four chains of adds in flight, then
+// the chains.
 template <int Lanes, class Sum>
-KOKKOS_INLINE_FUNCTION Sum sum_of_lanes(const Sum* partial) {
+KOKKOS_INLINE_FUNCTION Sum sum_of_lanes(const LanePair<Sum>* pairs) {
     constexpr int chains = Lanes < 4 ? Lanes : 4;
     Sum chain[chains];
-    for (int c = 0; c < chains; ++c) chain[c] = partial[c];
-    for (int l = chains; l < Lanes; ++l) chain[l % chains] += partial[l];
+    for (int p = 0; 2 * p < Lanes; ++p) {
+        const LanePair<Sum> pair = pairs[p];
+        for (int half = 0; half < 2 && 2 * p + half < Lanes; ++half) {
+            const int l = 2 * p + half;
+            if (l < chains) chain[l] = pair.lane[half];
+            else chain[l % chains] += pair.lane[half];
+        }
+    }
     for (int c = 1; c < chains; ++c) chain[0] += chain[c];
     return chain[0];
 }
@@ -91,9 +137,10 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
     const int steps = pull_only ? 1 : w.steps;
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
         constexpr int lanes = kPersistentLanes<Space>;
+        constexpr int pairs = kLanePairs<Space>;
         const Scratch<Space, Body> staged(team.team_scratch(0), capacity);
-        // Lane l of team thread r adds its part of the body's pull into lane_partials(r * lanes + l).
-        const Scratch<Space, Sum> lane_partials(team.team_scratch(0), team.team_size() * lanes);
+        // Lane l of team thread r adds its part of the body's pull into lane_pairs(r * pairs + l / 2).lane[l % 2].
+        const Scratch<Space, LanePair<Sum>> lane_pairs(team.team_scratch(0), team.team_size() * pairs);
         const int n = w.n;
         const bool resident = n <= capacity;
         const int groups = (n + team.team_size() - 1) / team.team_size();
@@ -123,8 +170,7 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
             const DeviceAxes<Space, Real, Dim>& from = step % 2 == 0 ? w.s.p : w.p_next;
             const DeviceAxes<Space, Real, Dim>& to = step % 2 == 0 ? w.p_next : w.s.p;
             if (resident) {
-                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n),
-                                     [&](const int j) { staged(j) = tile_body(from, w.m, j); });
+                stage_bodies(team, staged, from, w.m, 0, n);
                 team.team_barrier();
             }
             for (int group = team.league_rank(); group < groups; group += team.league_size()) {
@@ -140,8 +186,7 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
                     const int count = n - start < capacity ? n - start : capacity;
                     if (!resident) {
                         team.team_barrier();
-                        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, count),
-                                             [&](const int t) { staged(t) = tile_body(from, w.m, start + t); });
+                        stage_bodies(team, staged, from, w.m, start, count);
                         team.team_barrier();
                     }
                     // Each vector lane sums the staged bodies lane, lane + lanes, ... into its own
@@ -151,19 +196,19 @@ void persistent_kernel(const Space& space, const WholeAdvance<Space, Real, Dim>&
                     // kokkos/kokkos#1520): no barrier, where parallel_reduce's generic shuffle loop
                     // cost 0.3 us per step more than CUDA's five shuffles (docs/performance-kokkos.md).
                     Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, i < n ? lanes : 0), [&](const int lane) {
-                        const int slot = team.team_rank() * lanes + lane;
-                        Sum lane_sum = start == 0 ? Sum{} : lane_partials(slot);
+                        Sum& partial = lane_pairs(team.team_rank() * pairs + lane / 2).lane[lane % 2];
+                        Sum lane_sum = start == 0 ? Sum{} : partial;
                         NBODY_KOKKOS_UNROLL_LANE
                         for (int t = lane; t < count; t += lanes) {
                             const Body b = staged(t);
                             accumulate_pull(pi, b.position(), b.mass(), eps2, lane_sum, InvSqrt{});
                         }
-                        lane_partials(slot) = lane_sum;
+                        partial = lane_sum;
                     });
                 }
                 if (i == n) continue;
                 Kokkos::single(Kokkos::PerThread(team), [&]() {
-                    const Sum pull = sum_of_lanes<lanes>(&lane_partials(team.team_rank() * lanes));
+                    const Sum pull = sum_of_lanes<lanes>(&lane_pairs(team.team_rank() * pairs));
                     store(w.s.pull, i, pull);
                     if (pull_only) return;
                     StepEnd<Real> e = w.e;
