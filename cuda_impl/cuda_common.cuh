@@ -139,6 +139,9 @@ std::string joined(const std::vector<long>& values);
 TuningParameter block_size_tuning(const std::string& default_value);
 TuningParameter map_tuning();
 
+// Dynamic shared memory a block gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+inline constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
+
 // UsageError when a kernel compiled with its registers cannot run blocks of `threads` threads.
 void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id);
 

@@ -15,8 +15,6 @@
 namespace nbody::cuda {
 namespace {
 
-constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
-
 template <class Real, int Dim, int Unroll>
 __global__ void tiled2d_partials(DeviceBodies<Real, Dim> bodies, int chunk, PartialRows<Real, Dim> partials,
                                  DeviceConstants<Real> c) {
