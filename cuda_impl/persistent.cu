@@ -28,8 +28,8 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarp = 32;
 // Shared memory for the staged bodies: 64 KiB (opted in above the default 48 KiB), so that N = 4096
-// float32 bodies, packed to 16 bytes, are staged at once (at 48 KiB N = 4096 took two tiles: 20.4
-// against 16.9 us per step, measured), and three blocks still fit an SM.
+// float32 bodies, packed to 16 bytes, are staged at once (in 48 KiB they took two tiles: 20.4 us per
+// step, against 16.9 when unpacked 12-byte bodies fitted; H100), and three blocks still fit an SM.
 constexpr std::size_t kStagedBytes = 64 * 1024;
 
 template <class Real, int Dim>
