@@ -126,6 +126,13 @@ void require_offered(const std::string& variant_id, const Workload& workload, co
                      "; every value only in 2d/fp32)");
 }
 
+int multiprocessor_count() {
+    int device = 0, sms = 0;
+    NBODY_CUDA_CHECK(cudaGetDevice(&device));
+    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+}
+
 void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id) {
     cudaFuncAttributes attributes{};
     NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));

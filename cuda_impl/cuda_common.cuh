@@ -142,6 +142,9 @@ TuningParameter map_tuning();
 // Dynamic shared memory a block gets without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize).
 inline constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
 
+// The current device's multiprocessors (SMs).
+int multiprocessor_count();
+
 // UsageError when a kernel compiled with its registers cannot run blocks of `threads` threads.
 void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id);
 

@@ -69,9 +69,8 @@ public:
 private:
     // Two waves of resident blocks, but at least one tile per slice.
     unsigned int slices_filling_the_gpu() const {
-        int device = 0, sms = 0, resident = 0;
-        NBODY_CUDA_CHECK(cudaGetDevice(&device));
-        NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int sms = multiprocessor_count();
+        int resident = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
                                                                        static_cast<int>(block_), shared_bytes()));
         const unsigned int wanted = blocks_for(2u * sms * resident, std::max(1u, body_blocks()));

@@ -186,9 +186,7 @@ unsigned int persistent_block_size(const Problem& problem, const TuningValues& t
     if (tuning.at("block_size") != "auto") return block_size_of(tuning);
     cudaFuncAttributes attributes{};
     NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(persistent_advance<Real, Dim>)));
-    int device = 0, sms = 0;
-    NBODY_CUDA_CHECK(cudaGetDevice(&device));
-    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = multiprocessor_count();
     const long most_warps = std::min(attributes.maxThreadsPerBlock / kWarp, kWarp);
     long warps = 1;
     while (2 * warps <= most_warps && warps * sms < static_cast<long>(problem.n)) warps *= 2;
@@ -220,9 +218,8 @@ public:
         if (shared_bytes_ > kDefaultSharedBytes)
             NBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   static_cast<int>(shared_bytes_)));
-        int device = 0, sms = 0, per_sm = 0;
-        NBODY_CUDA_CHECK(cudaGetDevice(&device));
-        NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const int sms = multiprocessor_count();
+        int per_sm = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block_),
                                                                        shared_bytes_));
         if (per_sm == 0)
