@@ -187,9 +187,8 @@ unsigned int persistent_block_size(const Problem& problem, const TuningValues& t
     cudaFuncAttributes attributes{};
     NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(persistent_advance<Real, Dim>)));
     const int sms = multiprocessor_count();
-    const long most_warps = std::min(attributes.maxThreadsPerBlock / kWarp, kWarp);
-    long warps = 1;
-    while (2 * warps <= most_warps && warps * sms < static_cast<long>(problem.n)) warps *= 2;
+    const int warps =
+        fewest_per_slot_covering(static_cast<long>(problem.n), sms, std::min(attributes.maxThreadsPerBlock / kWarp, kWarp));
     return static_cast<unsigned int>(warps * kWarp);
 }
 

@@ -264,9 +264,7 @@ int concurrent_team_slots(const Space& space) {
 template <class Space>
 int auto_persistent_team_size(int n, int slots, int largest) {
     if (!kRunsOnGpu<Space>) return 1;
-    int size = 1;
-    while (2 * size <= kMaxPersistentTeamSize && 2 * size <= largest && static_cast<long>(size) * slots < n) size *= 2;
-    return size;
+    return fewest_per_slot_covering(n, slots, largest < kMaxPersistentTeamSize ? largest : kMaxPersistentTeamSize);
 }
 
 template <class Space, class Real, int Dim>

@@ -156,6 +156,17 @@ TEST(Registry, UnknownOrInvalidTuningsAreUsageErrors) {
     EXPECT_THROW(Registry::resolve_tuning(tuned, {{"threads", "two"}}), UsageError);
 }
 
+// The persistent kernels' team_size / block_size = auto: the fewest per SM that cover N, capped.
+TEST(Registry, PersistentGroupSizeIsTheFewestPowerOfTwoThatCoversN) {
+    EXPECT_EQ(fewest_per_slot_covering(1024, 132, 32), 8);   // 8 x 132 = 1056 >= 1024
+    EXPECT_EQ(fewest_per_slot_covering(1056, 132, 32), 8);
+    EXPECT_EQ(fewest_per_slot_covering(1057, 132, 32), 16);
+    EXPECT_EQ(fewest_per_slot_covering(4096, 132, 28), 16);  // capped below 32 by the kernel's registers
+    EXPECT_EQ(fewest_per_slot_covering(65536, 132, 32), 32);
+    EXPECT_EQ(fewest_per_slot_covering(1, 132, 32), 1);
+    EXPECT_EQ(fewest_per_slot_covering(4096, 132, 0), 1);    // never below one
+}
+
 TEST(Registry, GlobPatterns) {
     EXPECT_TRUE(glob_match("omp.*", "omp.static"));
     EXPECT_TRUE(glob_match("kokkos.*@cuda", "kokkos.team_tiled@cuda"));

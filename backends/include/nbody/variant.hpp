@@ -126,4 +126,13 @@ void require_workload(const VariantDescriptor& variant, const Workload& workload
 // Parses an integer tuning value that resolve_tuning() already validated.
 long tuning_int(const TuningValues& values, const std::string& name);
 
+// The persistent kernels' automatic group size (cuda.persistent's warps per block, kokkos.persistent's
+// threads per team): the fewest per slot, a power of two up to `most` (at least 1), so that `slots`
+// slots of that many hold n bodies, one each.
+inline int fewest_per_slot_covering(long n, int slots, int most) {
+    int size = 1;
+    while (2 * size <= most && static_cast<long>(size) * slots < n) size *= 2;
+    return size;
+}
+
 }  // namespace nbody
