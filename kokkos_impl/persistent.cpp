@@ -12,6 +12,7 @@
 // reads until the next barrier. Leapfrog's first half kick of the next step follows in the same
 // thread, from the same pull. Teams: one per multiprocessor on the GPU (a team of at most 1024
 // threads always fits one), one per thread on host spaces; bodies per team from N. One rank.
+#include <algorithm>
 #include <string>
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -78,12 +79,16 @@ struct PersistentShape {
     int capacity;   // bodies staged at once
 };
 
-// Two vector lanes' partial pulls side by side, aligned (up to 16 bytes) so that the body's thread
-// reads both with wide shared loads: in 2D float32 one 16-byte load, where a Pull alone, 4-byte
-// aligned, took one load per component (64 loads per body on the GPU, measured).
+// A lane pair's alignment: the largest power of two dividing its size, at most 16 bytes (the widest
+// shared load).
 template <class Sum>
-struct alignas((2 * sizeof(Sum)) & (~(2 * sizeof(Sum)) + 1) < 16 ? (2 * sizeof(Sum)) & (~(2 * sizeof(Sum)) + 1) : 16)
-    LanePair {
+inline constexpr std::size_t kLanePairAlign = std::min<std::size_t>(16, (2 * sizeof(Sum)) & (~(2 * sizeof(Sum)) + 1));
+
+// Two vector lanes' partial pulls side by side, aligned so that the body's thread reads both with
+// wide shared loads: in 2D float32 one 16-byte load, where a Pull alone, 4-byte aligned, took one
+// load per component (64 loads per body on the GPU, measured).
+template <class Sum>
+struct alignas(kLanePairAlign<Sum>) LanePair {
     Sum lane[2];
 };
 
