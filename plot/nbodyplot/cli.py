@@ -86,7 +86,27 @@ def run(argv: list[str]) -> Path:
     report_path = out_dir / "report.md"
     report_path.write_text(report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
                                          peer_runs, peer_comparisons, peer_stems) + "\n", encoding="utf-8")
+    written = [stem for stem in [*stems.values(), *ladder_stems, *pp_stems, *peer_stems] if stem]
+    forget_earlier_figures(out_dir, {f"{stem}.{ext}" for stem in written for ext in FIGURE_FORMATS})
     return report_path
+
+
+FIGURE_FORMATS = ("png", "svg")
+# The figures the last run wrote into its output folder, one file name per line.
+WRITTEN_LIST = ".nbody_plot_figures"
+
+
+def forget_earlier_figures(out_dir: Path, written: set[str]) -> None:
+    """Deletes the figures an earlier run wrote into out_dir that this run did not write again (a figure
+    is named after its data's device, build and workload, so a rerun on new results writes new names
+    and the old ones would linger beside report.md), then lists this run's. Only files an earlier run
+    listed are deleted."""
+    listed = out_dir / WRITTEN_LIST
+    if listed.is_file():
+        for name in listed.read_text(encoding="utf-8").split():
+            if name not in written and "/" not in name and (out_dir / name).is_file():
+                (out_dir / name).unlink()
+    listed.write_text("".join(f"{name}\n" for name in sorted(written)), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

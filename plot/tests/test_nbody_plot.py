@@ -141,6 +141,21 @@ class ReportOnFixture(unittest.TestCase):
                            if line.startswith("![")]:
             self.assertTrue((self.out / referenced).is_file(), f"report embeds missing {referenced}")
 
+    def test_a_rerun_deletes_the_figures_of_earlier_results_and_nothing_else(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
+            self.assertEqual(run_tool(*FIXTURES, "--out", out).returncode, 0)
+            first = {p.name for p in out.glob("*.png")}
+            mine = out / "notes.png"  # not the tool's: stays
+            mine.write_bytes(PNG_SIGNATURE)
+            self.assertEqual(run_tool(FIXTURES[0], "--out", out).returncode, 0)
+            second = {p.name for p in out.glob("*.png")} - {mine.name}
+            self.assertTrue(mine.is_file())
+            self.assertLess(second, first, "the second run, on fewer results, wrote the same figures")
+            report = (out / "report.md").read_text(encoding="utf-8")
+            for name in second:
+                self.assertIn(f"]({name})", report, f"{name} is left in the folder but not in report.md")
+
     def test_every_measurement_is_reported_with_the_json_numbers(self):
         rows = parse_table(self.report, "## All measurements")
         reported = {(r["device"], r["variant"], r["tuning"], int(r["N"]), int(r["D"]), int(r["steps"])): r
