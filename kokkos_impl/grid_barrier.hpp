@@ -11,6 +11,8 @@
 // without bound, as CUDA's grid.sync() does. Valid for Kokkos 3.4 through 4.x.
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 namespace nbody::kokkos {
 
 // A relaxed read of a value other threads change atomically meanwhile: an atomic add of zero, the
@@ -19,6 +21,40 @@ namespace nbody::kokkos {
 template <class T>
 KOKKOS_INLINE_FUNCTION T atomic_read(T* value) {
     return Kokkos::atomic_fetch_add(value, T(0));
+}
+
+// A 32-bit int or float that other threads write atomically meanwhile: on the GPU a relaxed load
+// (ld.relaxed.gpu, a strong load: no data race, the cost of a plain load), where atomic_read is a
+// read-modify-write through L2's atomic unit; elsewhere atomic_read.
+template <class T>
+KOKKOS_INLINE_FUNCTION T relaxed_load(T* value) {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, float>, "a 32-bit int or float");
+#if defined(__CUDA_ARCH__)
+    T seen;
+    if constexpr (std::is_same_v<T, int>)
+        asm volatile("ld.relaxed.gpu.b32 %0, [%1];" : "=r"(seen) : "l"(value));
+    else
+        asm volatile("ld.relaxed.gpu.b32 %0, [%1];" : "=f"(seen) : "l"(value));
+    return seen;
+#else
+    return atomic_read(value);
+#endif
+}
+
+// `value` into `target`, which other threads may write at the same time: on the GPU a relaxed store
+// (st.relaxed.gpu: strong, so concurrent writes are no data race), where atomic_exchange is a
+// read-modify-write; elsewhere atomic_exchange.
+template <class T>
+KOKKOS_INLINE_FUNCTION void relaxed_store(T* target, T value) {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, float>, "a 32-bit int or float");
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, int>)
+        asm volatile("st.relaxed.gpu.b32 [%0], %1;" ::"l"(target), "r"(value));
+    else
+        asm volatile("st.relaxed.gpu.b32 [%0], %1;" ::"l"(target), "f"(value));
+#else
+    Kokkos::atomic_exchange(target, value);
+#endif
 }
 
 // A team's arrival, counted in `counter` (one thread of the team calls it after a team barrier): the

@@ -524,17 +524,18 @@ KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Spa
 }
 
 // map = count * scale (normalise_map's expression) in the cells a move left and entered (nothing
-// for kStayed). The counts are read atomically, as the next step may be moving them already
-// (step_end=fused), and both before either cell is written: one round trip to memory, not two;
-// bodies sharing a cell write it atomically: plain stores from several threads to one cell are a
-// data race (ThreadSanitizer, tsan-kokkos preset).
+// for kStayed). The counts are read atomically (relaxed), as the next step may be moving them
+// already (step_end=fused, kokkos.persistent), and both before either cell is written: one round
+// trip to memory, not two; bodies sharing a cell write it atomically (relaxed): plain stores from
+// several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset). On the GPU
+// relaxed loads and stores, not read-modify-writes (relaxed_load, relaxed_store).
 template <class Space>
 KOKKOS_INLINE_FUNCTION void rewrite_cells(const MapState<Space>& m, int left, int entered) {
     if (left == kStayed) return;
-    const int left_count = left >= 0 ? atomic_read(&m.counts(left)) : 0;
-    const int entered_count = entered >= 0 ? atomic_read(&m.counts(entered)) : 0;
-    if (left >= 0) Kokkos::atomic_exchange(&m.map(left), static_cast<float>(left_count) * m.scale);
-    if (entered >= 0) Kokkos::atomic_exchange(&m.map(entered), static_cast<float>(entered_count) * m.scale);
+    const int left_count = left >= 0 ? relaxed_load(&m.counts(left)) : 0;
+    const int entered_count = entered >= 0 ? relaxed_load(&m.counts(entered)) : 0;
+    if (left >= 0) relaxed_store(&m.map(left), static_cast<float>(left_count) * m.scale);
+    if (entered >= 0) relaxed_store(&m.map(entered), static_cast<float>(entered_count) * m.scale);
 }
 
 // The cells body i's move in `moves` left and entered, rewritten.
