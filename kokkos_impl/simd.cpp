@@ -1,11 +1,11 @@
 // kokkos.simd: a host variant written for vector units in portable Kokkos C++ (no intrinsics, no
 // SIMD types, so it builds with Kokkos 3.4 as with 4.x). A RangePolicy work item owns a group of
-// kLanes<Real> consecutive bodies (64 bytes per axis: one AVX-512 vector, two AVX2, four SSE);
+// kLanes<Real> consecutive bodies (128 bytes per axis: two AVX-512 vectors, four AVX2, eight SSE);
 // for each j body, read once as scalars, a fixed-length loop over the group's lanes does the
 // interaction, and that loop is what GCC and Clang vectorise: lanes are independent, so no sum is
-// reordered and no horizontal reduction is needed. The reciprocal square root is computed with
-// standard operations (portable_inv_sqrt.hpp). Host spaces only: on the GPU the other variants are
-// the mapping.
+// reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
+// operations, the mass folded into the refinement's coefficients (portable_inv_sqrt.hpp). Host
+// spaces only: on the GPU the other variants are the mapping.
 #include <string>
 
 #include "kokkos_simulation.hpp"
@@ -15,16 +15,23 @@
 namespace nbody {
 namespace kokkos {
 
-// Bodies per work item: 64 bytes of each axis.
+// Bodies per work item: 128 bytes of each axis, two independent chains of vector operations per j
+// body on AVX-512 (one vector, 64 bytes, measured 0-10 % slower on the Xeon hosts: docs/performance-kokkos.md).
 template <class Real>
-inline constexpr int kLanes = 64 / static_cast<int>(sizeof(Real));
+inline constexpr int kLanes = 128 / static_cast<int>(sizeof(Real));
 
-// The pulls of every body: each work item takes one group of kLanes bodies (the last group's
-// missing lanes sit at the origin and are not stored). A host lambda, not KOKKOS_LAMBDA: the
-// variant is registered for host spaces only.
+template <class Space, class Real>
+using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
+
+// The pulls of every body: first each mass folded into the coefficients of PortableInvSqrt's
+// refinement (once per body, not per interaction), then each work item takes one group of kLanes
+// bodies (the last group's missing lanes sit at the origin and are not stored). Host lambdas, not
+// KOKKOS_LAMBDA: the variant is registered for host spaces only.
 template <class Space, class Real, int Dim>
 void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
+                FoldedMasses<Space, Real> folded, DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
+    dispatch.parallel_for("nbody::kokkos::simd::fold", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+                          [=](const int j) { folded(j) = PortableInvSqrt::fold(m(j)); });
     constexpr int lanes = kLanes<Real>;
     const int groups = (n + lanes - 1) / lanes;
     dispatch.parallel_for(
@@ -39,7 +46,7 @@ void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Devic
                 }
             for (int j = 0; j < n; ++j) {
                 const Vec<Real, Dim> pj = load(p, j);
-                const Real mj = m(j);
+                const PortableInvSqrt::FoldedMass<Real>& mj = folded(j);  // read in place, not copied
                 for (int l = 0; l < lanes; ++l) {  // the vectorised loop
                     Vec<Real, Dim> body, a;
                     for (int k = 0; k < Dim; ++k) {
@@ -62,8 +69,14 @@ public:
 
 private:
     void compute_pulls() override {
-        simd_pulls(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(), this->eps2());
+        if (folded_masses_.extent(0) != static_cast<std::size_t>(this->n()))
+            folded_masses_ = FoldedMasses<Space, Real>(
+                Kokkos::view_alloc(Kokkos::WithoutInitializing, "nbody::kokkos::simd::folded_masses"), this->n());
+        simd_pulls(this->dispatch(), this->positions(), this->masses(), folded_masses_, this->pulls(), this->n(),
+                   this->eps2());
     }
+
+    FoldedMasses<Space, Real> folded_masses_;
 };
 
 }  // namespace kokkos
@@ -74,8 +87,8 @@ void register_kokkos_simd(Registry& registry) {
         if constexpr (!kokkos::kRunsOnGpu<Space>)
             registry.add(kokkos::describe_variant<Space, kokkos::Simd>(
                 "simd",
-                "RangePolicy over groups of 64 bytes of bodies, a lane loop the compiler vectorises, the "
-                "reciprocal square root from standard operations (bit estimate + fitted cubic)",
+                "RangePolicy over groups of 128 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
+                "from standard operations (bit estimate + fitted polynomial, the mass folded into its coefficients)",
                 {}));
     });
 }

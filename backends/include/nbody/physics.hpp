@@ -78,11 +78,31 @@ NBODY_HD inline Real inv_sqrt_cubed(const InvSqrt& inv_sqrt, Real r2) {
     }
 }
 
+// m_j r2^(-3/2). A model's inv_sqrt may take the mass into its refinement's coefficients instead
+// (`mass_cubed(mass, r2)`, `mass` being what its `fold(m_j)` made once per body j): one multiply
+// fewer per interaction.
+template <class InvSqrt, class Mass, class Real, class = void>
+struct HasMassCubed : std::false_type {};
+template <class InvSqrt, class Mass, class Real>
+struct HasMassCubed<InvSqrt, Mass, Real,
+                    std::void_t<decltype(std::declval<const InvSqrt&>().mass_cubed(std::declval<const Mass&>(),
+                                                                                    std::declval<Real>()))>>
+    : std::true_type {};
+
+template <class InvSqrt, class Mass, class Real>
+NBODY_HD inline Real mass_over_cube(const InvSqrt& inv_sqrt, const Mass& mass, Real r2) {
+    if constexpr (HasMassCubed<InvSqrt, Mass, Real>::value)
+        return inv_sqrt.mass_cubed(mass, r2);
+    else
+        return static_cast<Real>(mass) * inv_sqrt_cubed(inv_sqrt, r2);
+}
+
 // Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
-// with inv_sqrt supplied by the model (exact, or the hardware approximation).
+// with inv_sqrt supplied by the model (exact, or the hardware approximation); mj is body j's mass,
+// or what the model's inv_sqrt folded it into (mass_over_cube).
 // Instructions: Dim sub, Dim fma for r^2 + eps2, 3 mul, Dim fma, plus inv_sqrt (SPEC §3).
-template <class Real, int Dim, class InvSqrt>
-NBODY_HD inline void accumulate_pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,
+template <class Real, int Dim, class Mass, class InvSqrt>
+NBODY_HD inline void accumulate_pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, const Mass& mj, Real eps2,
                                      Vec<Real, Dim>& a, InvSqrt inv_sqrt) {
     Real d[Dim];
 NBODY_UNROLL_AXES
@@ -90,7 +110,7 @@ NBODY_UNROLL_AXES
     Real r2 = eps2;
 NBODY_UNROLL_AXES
     for (int k = Dim - 1; k >= 0; --k) r2 = d[k] * d[k] + r2;
-    const Real weight = mj * inv_sqrt_cubed(inv_sqrt, r2);
+    const Real weight = mass_over_cube(inv_sqrt, mj, r2);
 NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
 }
