@@ -104,6 +104,32 @@ class CompilerTable(unittest.TestCase):
                                (clang["kokkos.simd@openmp"]["interactions_per_second"] / hand), 1, delta=5e-3)
         self.assertIn("kokkos.simd@openmp ÷ omp.", ratio[self.column(CLANG, "efficiency")])
 
+    def test_a_configuration_run_by_several_files_shows_its_median_run(self):
+        def scaled(factor: float) -> dict:  # another build (commit) of the same compiler and ISA
+            out = copy.deepcopy(self.gcc)
+            out["context"]["git_commit"] = f"{out['context'].get('git_commit', '')}-scaled-{factor}"
+            for e in out["benchmarks"]:
+                for field in ("interactions_per_second", "efficiency"):
+                    if field in e:
+                        e[field] *= factor
+            return out
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            files = []
+            for name, document in (("slow", scaled(0.5)), ("same", scaled(1.0)), ("fast", scaled(3.0)),
+                                   ("clang", self.clang)):
+                files.append(tmp / f"{name}.json")
+                files[-1].write_text(json.dumps(document))
+            result = run_tool(*files, "--out", tmp / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            device = f"{self.gcc['context']['host_cpu']['model_name']} ({self.gcc['context']['num_cpus']} CPUs)"
+            rows = parse_table((tmp / "out" / "report.md").read_text(), f"### {device}, 2d/fp32/euler, N = {N}, D = 10")
+        gcc = medians(self.gcc, N)
+        by_variant = {r["variant"]: r for r in rows}
+        for variant, entry in gcc.items():
+            self.assertAlmostEqual(number(by_variant[variant][self.column("GNU 12.2.0", "interactions/s")]) /
+                                   entry["interactions_per_second"], 1, delta=5e-3)
+
     def test_absent_with_one_compiler(self):
         with tempfile.TemporaryDirectory() as tmp:
             result = run_tool(FIXTURE_DIR / "real_cpu.json", "--out", Path(tmp) / "out")
