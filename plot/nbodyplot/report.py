@@ -424,7 +424,7 @@ def compiler_section(configs) -> list[str]:
         runs = {}
         for c in group:
             if c.values.get("interactions_per_second") is not None:
-                runs.setdefault((c.variant, compiler_label(c.build), c.tuning_without("")), []).append(c)
+                runs.setdefault((c.variant, compiler_label(c.build), c.tuning_text), []).append(c)
         best = {}
         for (variant, label, _), same in runs.items():
             same.sort(key=lambda c: c.values["interactions_per_second"])
