@@ -30,12 +30,15 @@ struct PortableInvSqrt {
         Real w[std::is_same_v<Real, float> ? 5 : 3];
     };
 
+    // float32: u^(-3/2) as a quartic in t = u - kQuarticCentre (coefficients of t^0 ... t^4).
+    static constexpr float kQuarticCentre = 1.000752f;
+    static constexpr float kQuartic[5] = {0.998873052f, -1.49716526f, 1.87006567f, -2.19591011f, 2.46524725f};
+
     template <class Real>
     static FoldedMass<Real> fold(Real m) {
         FoldedMass<Real> folded;
         if constexpr (std::is_same_v<Real, float>) {
-            constexpr float quartic[5] = {0.998873052f, -1.49716526f, 1.87006567f, -2.19591011f, 2.46524725f};
-            for (int k = 0; k < 5; ++k) folded.w[k] = m * quartic[k];
+            for (int k = 0; k < 5; ++k) folded.w[k] = m * kQuartic[k];
         } else {
             folded.w[0] = m;
             folded.w[1] = Real(-1.5) * m;
@@ -65,7 +68,7 @@ struct PortableInvSqrt {
         } else {
             const Real y0 = bit_estimate(x);
             const Real y0_2 = y0 * y0;
-            const Real t = x * y0_2 - Real(1.000752);
+            const Real t = x * y0_2 - kQuarticCentre;
             return (y0_2 * y0) * ((((w[4] * t + w[3]) * t + w[2]) * t + w[1]) * t + w[0]);
         }
     }
