@@ -1,12 +1,13 @@
 // kokkos.simd: a host variant written for vector units in portable Kokkos C++ (no intrinsics, no
 // SIMD types, so it builds with Kokkos 3.4 as with 4.x). A RangePolicy work item owns a group of
-// kLanes<Real> consecutive bodies (128 bytes per axis: two AVX-512 vectors, four AVX2, eight SSE);
+// kLanes consecutive bodies (256 or 128 bytes per axis: kGroupBytes);
 // for each j body, read once as scalars, a fixed-length loop over the group's lanes does the
 // interaction, and that loop is what GCC and Clang vectorise: lanes are independent, so no sum is
 // reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
 // operations, the mass folded into the refinement's coefficients (portable_inv_sqrt.hpp). Host
 // spaces only: on the GPU the other variants are the mapping.
 #include <string>
+#include <type_traits>
 
 #include "kokkos_simulation.hpp"
 #include "nbody/model_registration.hpp"
@@ -15,10 +16,21 @@
 namespace nbody {
 namespace kokkos {
 
-// Bodies per work item: 128 bytes of each axis, two independent chains of vector operations per j
-// body on AVX-512 (one vector, 64 bytes, measured 0-10 % slower on the Xeon hosts: docs/performance-kokkos.md).
-template <class Real>
-inline constexpr int kLanes = 128 / static_cast<int>(sizeof(Real));
+// Bytes of each axis per work item. With AVX-512's 32 vector registers, four vectors (256 bytes):
+// four independent chains per j body, the loop's counter and loads shared by 64 float32 lanes; 3D
+// float64 keeps two (128 bytes), because four chains' 24 vectors of positions and sums plus its
+// refinement's constants spill there. Elsewhere (16 vector registers) 128 bytes. Measured on the
+// Xeon hosts: docs/performance-kokkos.md.
+template <class Real, int Dim>
+inline constexpr int kGroupBytes =
+#if defined(__AVX512F__)
+    std::is_same_v<Real, double> && Dim == 3 ? 128 : 256;
+#else
+    128;
+#endif
+
+template <class Real, int Dim>
+inline constexpr int kLanes = kGroupBytes<Real, Dim> / static_cast<int>(sizeof(Real));
 
 template <class Space, class Real>
 using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
@@ -32,7 +44,7 @@ void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Devic
                 FoldedMasses<Space, Real> folded, DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
     dispatch.parallel_for("nbody::kokkos::simd::fold", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
                           [=](const int j) { folded(j) = PortableInvSqrt::fold(m(j)); });
-    constexpr int lanes = kLanes<Real>;
+    constexpr int lanes = kLanes<Real, Dim>;
     const int groups = (n + lanes - 1) / lanes;
     dispatch.parallel_for(
         "nbody::kokkos::simd", Kokkos::RangePolicy<Space>(dispatch.space(), 0, groups), [=](const int group) {
@@ -87,7 +99,7 @@ void register_kokkos_simd(Registry& registry) {
         if constexpr (!kokkos::kRunsOnGpu<Space>)
             registry.add(kokkos::describe_variant<Space, kokkos::Simd>(
                 "simd",
-                "RangePolicy over groups of 128 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
+                "RangePolicy over groups of 128 or 256 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
                 "from standard operations (bit estimate + fitted polynomial, the mass folded into its coefficients)",
                 {}));
     });
