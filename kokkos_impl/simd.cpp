@@ -1,6 +1,6 @@
 // kokkos.simd: a host variant written for vector units in portable Kokkos C++ (no intrinsics, no
 // SIMD types, so it builds with Kokkos 3.4 as with 4.x). A RangePolicy work item owns a group of
-// kLanes consecutive bodies (256 or 128 bytes per axis: kGroupBytes);
+// kLanes consecutive bodies (128 to 256 bytes per axis: kGroupBytes);
 // for each j body, read once as scalars, a fixed-length loop over the group's lanes does the
 // interaction, and that loop is what GCC and Clang vectorise: lanes are independent, so no sum is
 // reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
@@ -16,15 +16,15 @@
 namespace nbody {
 namespace kokkos {
 
-// Bytes of each axis per work item. With AVX-512's 32 vector registers, four vectors (256 bytes):
-// four independent chains per j body, the loop's counter and loads shared by 64 float32 lanes; 3D
-// float64 keeps two (128 bytes), because four chains' 24 vectors of positions and sums plus its
-// refinement's constants spill there. Elsewhere (16 vector registers) 128 bytes. Measured on the
-// Xeon hosts: docs/performance-kokkos.md.
+// Bytes of each axis per work item: as many AVX-512 vectors (independent chains per j body) as
+// fit AVX-512's 32 vector registers with the chains' positions, sums and temporaries and the
+// refinement's constants: four in float32, three in 2D float64 (four spill with Clang), two in 3D
+// float64 (three spill with both compilers). Elsewhere (16 vector registers) 128 bytes. Measured
+// on the Xeon hosts: docs/performance-kokkos.md.
 template <class Real, int Dim>
 inline constexpr int kGroupBytes =
 #if defined(__AVX512F__)
-    std::is_same_v<Real, double> && Dim == 3 ? 128 : 256;
+    64 * (std::is_same_v<Real, float> ? 4 : Dim == 2 ? 3 : 2);
 #else
     128;
 #endif
@@ -99,7 +99,7 @@ void register_kokkos_simd(Registry& registry) {
         if constexpr (!kokkos::kRunsOnGpu<Space>)
             registry.add(kokkos::describe_variant<Space, kokkos::Simd>(
                 "simd",
-                "RangePolicy over groups of 128 or 256 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
+                "RangePolicy over groups of 128-256 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
                 "from standard operations (bit estimate + fitted polynomial, the mass folded into its coefficients)",
                 {}));
     });
