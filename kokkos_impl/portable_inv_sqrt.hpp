@@ -73,11 +73,6 @@ struct PortableInvSqrt {
         }
     }
 
-    template <class Real>
-    Real cubed(Real x) const {
-        return mass_cubed(fold(Real(1)), x);
-    }
-
 private:
     // About 3.4 % from x^(-1/2): the exponent halved, the mantissa's logarithm linear.
     template <class Real>

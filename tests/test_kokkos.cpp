@@ -968,13 +968,16 @@ TEST(Kokkos, PersistentTeamsThatCannotAllRunAreAnErrorNotAHang) {
 // above the measured 9.0e-7 and 2.1e-16 (the test's own compile flags may round differently).
 TEST(Kokkos, PortableInvSqrtHoldsItsStatedAccuracy) {
     const kokkos::PortableInvSqrt inv_sqrt;
+    const auto unit_float = kokkos::PortableInvSqrt::fold(1.0f);
+    const auto unit_double = kokkos::PortableInvSqrt::fold(1.0);
     double worst_float = 0, worst_float_cubed = 0;
     for (std::uint32_t bits = 0x3F800000u; bits < 0x40800000u; ++bits) {
         const float x = std::bit_cast<float>(bits);
         const double exact = 1.0 / std::sqrt(static_cast<double>(x));
         worst_float = std::max(worst_float, std::abs(static_cast<double>(inv_sqrt(x)) / exact - 1.0));
         worst_float_cubed =
-            std::max(worst_float_cubed, std::abs(static_cast<double>(inv_sqrt.cubed(x)) / (exact * exact * exact) - 1.0));
+            std::max(worst_float_cubed,
+                     std::abs(static_cast<double>(inv_sqrt.mass_cubed(unit_float, x)) / (exact * exact * exact) - 1.0));
     }
     EXPECT_LT(worst_float, 1.0e-6);
     EXPECT_GT(worst_float, 1.0e-7);  // a cubic fit, not an exact root: the loop really measured it
@@ -989,7 +992,7 @@ TEST(Kokkos, PortableInvSqrtHoldsItsStatedAccuracy) {
             worst_double = std::max(worst_double, std::abs(static_cast<long double>(inv_sqrt(x)) / exact - 1.0L));
             worst_double_cubed =
                 std::max(worst_double_cubed,
-                         std::abs(static_cast<long double>(inv_sqrt.cubed(x)) / (exact * exact * exact) - 1.0L));
+                         std::abs(static_cast<long double>(inv_sqrt.mass_cubed(unit_double, x)) / (exact * exact * exact) - 1.0L));
         }
     EXPECT_LT(worst_double, 4.0e-16L);
     // The third-order step taken on the cube: 2.6-3.8e-16 measured, against 6.5-7.7e-16 for the cube of
@@ -997,7 +1000,7 @@ TEST(Kokkos, PortableInvSqrtHoldsItsStatedAccuracy) {
     EXPECT_LT(worst_double_cubed, 5.0e-16L);
 }
 
-// mass_cubed(fold(m), x) is m x^(-3/2) to the accuracy of cubed(x) for any mass: the fold scales the
+// mass_cubed(fold(m), x) is m x^(-3/2) to the accuracy of mass_cubed(fold(1), x) for any mass: the fold scales the
 // coefficients, it does not change the polynomial.
 TEST(Kokkos, PortableInvSqrtFoldsTheMassIntoItsCoefficients) {
     const kokkos::PortableInvSqrt inv_sqrt;

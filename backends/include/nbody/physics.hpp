@@ -60,27 +60,9 @@ NBODY_HD inline void store_axes(Real* const (&axes)[Dim], std::int64_t i, const 
     for (int k = 0; k < Dim; ++k) axes[k][i] = value[k];
 }
 
-// r2^(-3/2): the model's inv_sqrt cubed, or its own `cubed(r2)` where it has one (a refinement
-// taken on the cube itself can be shorter than refining 1/sqrt and cubing it).
-template <class InvSqrt, class Real, class = void>
-struct HasInvSqrtCubed : std::false_type {};
-template <class InvSqrt, class Real>
-struct HasInvSqrtCubed<InvSqrt, Real, std::void_t<decltype(std::declval<const InvSqrt&>().cubed(std::declval<Real>()))>>
-    : std::true_type {};
-
-template <class InvSqrt, class Real>
-NBODY_HD inline Real inv_sqrt_cubed(const InvSqrt& inv_sqrt, Real r2) {
-    if constexpr (HasInvSqrtCubed<InvSqrt, Real>::value) {
-        return inv_sqrt.cubed(r2);
-    } else {
-        const Real inv_r = inv_sqrt(r2);
-        return inv_r * inv_r * inv_r;
-    }
-}
-
-// m_j r2^(-3/2). A model's inv_sqrt may take the mass into its refinement's coefficients instead
-// (`mass_cubed(mass, r2)`, `mass` being what its `fold(m_j)` made once per body j): one multiply
-// fewer per interaction.
+// m_j r2^(-3/2): m_j times the model's inv_sqrt cubed. A model's inv_sqrt may take the mass into its
+// refinement's coefficients instead (`mass_cubed(mass, r2)`, `mass` being what its `fold(m_j)` made
+// once per body j): one multiply fewer per interaction, and a refinement taken on the cube itself.
 template <class InvSqrt, class Mass, class Real, class = void>
 struct HasMassCubed : std::false_type {};
 template <class InvSqrt, class Mass, class Real>
@@ -91,10 +73,12 @@ struct HasMassCubed<InvSqrt, Mass, Real,
 
 template <class InvSqrt, class Mass, class Real>
 NBODY_HD inline Real mass_over_cube(const InvSqrt& inv_sqrt, const Mass& mass, Real r2) {
-    if constexpr (HasMassCubed<InvSqrt, Mass, Real>::value)
+    if constexpr (HasMassCubed<InvSqrt, Mass, Real>::value) {
         return inv_sqrt.mass_cubed(mass, r2);
-    else
-        return static_cast<Real>(mass) * inv_sqrt_cubed(inv_sqrt, r2);
+    } else {
+        const Real inv_r = inv_sqrt(r2);
+        return static_cast<Real>(mass) * (inv_r * inv_r * inv_r);
+    }
 }
 
 // Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
