@@ -11,6 +11,7 @@ namespace nbody {
 
 void add_list_command(CLI::App& app, int& exit_status);
 void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks = DistributedRun::single_process());
+void add_compare_command(CLI::App& app, int& exit_status, DistributedRun& ranks = DistributedRun::single_process());
 void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks = DistributedRun::single_process());
 void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks = DistributedRun::single_process());
 void add_check_results_command(CLI::App& app, int& exit_status);

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     int exit_status = 0;
     nbody::add_list_command(app, exit_status);
     nbody::add_run_command(app, exit_status, *ranks);
+    nbody::add_compare_command(app, exit_status, *ranks);
     nbody::add_verify_command(app, exit_status, *ranks);
     nbody::add_matrix_command(app, exit_status, *ranks);
     nbody::add_check_results_command(app, exit_status);

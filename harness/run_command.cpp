@@ -1,11 +1,15 @@
 // `nbody-bench run`: one variant on one problem; prints the timings, writes state and map on request.
+// `nbody-bench compare`: several variants on one problem, timed in alternation in one process.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "commands.hpp"
 #include "distributed.hpp"
@@ -46,7 +50,8 @@ std::string first_non_finite(const BodiesT<Real>& b) {
 }
 
 // Time and memory of the run before anything large is allocated; refused above the limits.
-Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, const RunOptions& o, std::size_t n) {
+Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, const RunOptions& o, std::size_t n,
+                  const char* command = "run") {
     const Workload& workload = o.problem.workload;
     const CostLimits limits = o.cost.limits();
     const double steps = static_cast<double>(o.warmup) + o.steps;
@@ -62,35 +67,42 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
             cost.rate_source = measured->source;
         }
     if (const std::string why = excess(cost, limits); !why.empty() && !limits.allow)
-        refuse_costly(fmt::format("run {} N={} D={} steps={} warm-up={} ({})", variant.id, n, o.d, o.steps, o.warmup,
+        refuse_costly(fmt::format("{} {} N={} D={} steps={} warm-up={} ({})", command, variant.id, n, o.d, o.steps, o.warmup,
                                   to_string(workload)),
                       why);
     return cost;
 }
 
-void run(const RunOptions& o, DistributedRun& ranks) {
-    const VariantDescriptor* variant = builtin_registry().find(o.variant);
-    if (variant == nullptr)
-        throw UsageError("unknown variant '" + o.variant + "' (see `nbody-bench list`)");
-    const Availability availability = variant->availability();
-    if (!availability.available)
-        throw UsageError("variant " + variant->id + " cannot run here: " + availability.reason);
-    const TuningValues tuning = Registry::resolve_tuning(*variant, o.problem.tuning_overrides());
+void require_max_n(const VariantDescriptor& variant, std::size_t n) {
+    if (variant.max_n != 0 && n > variant.max_n)
+        throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant.id, variant.max_n, n));
+}
 
-    // The workload is checked before anything is read or created: a variant never falls back to another.
-    require_workload(*variant, o.problem.workload);
+// The variant `id` if it can run `workload` here at n bodies (0: not known yet); UsageError if not.
+// Checked before anything is read or created: a variant never falls back to another.
+const VariantDescriptor& runnable_variant(const std::string& id, const Workload& workload, std::size_t n) {
+    const VariantDescriptor* variant = builtin_registry().find(id);
+    if (variant == nullptr) throw UsageError("unknown variant '" + id + "' (see `nbody-bench list`)");
+    const Availability availability = variant->availability();
+    if (!availability.available) throw UsageError("variant " + variant->id + " cannot run here: " + availability.reason);
+    require_workload(*variant, workload);
+    require_max_n(*variant, n);
+    return *variant;
+}
+
+void run(const RunOptions& o, DistributedRun& ranks) {
     const bool from_file = !o.problem.input_path.empty();
     const std::size_t asked_n = o.n != 0 || from_file ? o.n : 1024;
-    if (variant->max_n != 0 && asked_n > variant->max_n)
-        throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, asked_n));
+    const VariantDescriptor* variant = &runnable_variant(o.variant, o.problem.workload, asked_n);
+    const TuningValues tuning = Registry::resolve_tuning(*variant, o.problem.tuning_overrides());
+
     // With -n the cost is known before the state exists; from a file, once it is read (the reader
     // holds no more than the largest N).
     std::optional<Cost> cost;
     if (!from_file) cost = checked_cost(*variant, tuning, o, asked_n);
     const HostState initial = o.problem.initial_state(asked_n);
     Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload};
-    if (variant->max_n != 0 && problem.n > variant->max_n)
-        throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant->id, variant->max_n, problem.n));
+    require_max_n(*variant, problem.n);
     if (!cost) cost = checked_cost(*variant, tuning, o, problem.n);
     // Every rank builds this same problem; each integrates its block (docs/scaling.md).
     ProblemDistributions distributions(ranks, builtin_registry(), o.distribution.device_collectives);
@@ -149,6 +161,108 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     }
 }
 
+// `compare`: several variants on one problem in one process, timed in alternation, so that each
+// round's times meet the same load from outside the process (a shared host's other guests come and
+// go faster than one run after another can follow: docs/performance-kokkos.md, issue 16).
+struct CompareOptions {
+    RunOptions run;  // its steps: per variant per round
+    std::vector<std::string> variants;
+    int rounds = 20;
+};
+
+// The q-quantile (0..1) of `values`, interpolated between order statistics.
+double quantile(std::vector<double> values, double q) {
+    std::sort(values.begin(), values.end());
+    const double at = q * static_cast<double>(values.size() - 1);
+    const std::size_t below = static_cast<std::size_t>(at);
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+void compare(const CompareOptions& c) {
+    const RunOptions& o = c.run;
+    if (c.variants.size() < 2) throw UsageError("compare needs at least two --variant");
+    if (static_cast<double>(c.rounds) * o.steps * static_cast<double>(c.variants.size()) > (1 << 30))
+        throw UsageError(fmt::format("compare: --rounds x --steps x variants must be at most 2^30, got {} x {} x {}", c.rounds,
+                                     o.steps, c.variants.size()));
+    const bool from_file = !o.problem.input_path.empty();
+    const std::size_t asked_n = o.n != 0 || from_file ? o.n : 1024;
+    RunOptions whole = o;  // the cost of every round's steps
+    whole.steps = o.steps * c.rounds;
+    std::vector<const VariantDescriptor*> variants;
+    std::vector<TuningValues> tunings;
+    for (const std::string& id : c.variants) {
+        variants.push_back(&runnable_variant(id, o.problem.workload, asked_n));
+        tunings.push_back(Registry::resolve_tuning(*variants.back(), {}));
+    }
+    const HostState initial = o.problem.initial_state(asked_n);
+    const Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload,
+                          .distribution = {}};  // one process
+    Cost total;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        require_max_n(*variants[v], problem.n);
+        const Cost cost = checked_cost(*variants[v], tunings[v], whole, problem.n, "compare");
+        total.seconds += cost.seconds;
+        total.host_bytes += cost.host_bytes;
+        total.device_bytes += cost.device_bytes;  // every simulation stays allocated
+    }
+    if (const std::string why = excess(total, o.cost.limits()); !why.empty() && !o.cost.limits().allow)
+        refuse_costly(fmt::format("compare of {} variants N={} D={} rounds={} steps={}", variants.size(), problem.n, o.d,
+                                  c.rounds, o.steps),
+                      why);
+    std::optional<StepProgress> progress;  // of every variant's timed steps together
+    if (total.seconds > kProgressAfterSeconds) {
+        fmt::print(stderr, "compare: estimated {}, about {} of host memory\n", duration_text(total.seconds),
+                   bytes_text(total.host_bytes));
+        progress.emplace(std::cerr, stderr_is_terminal(), "compare", problem.n);
+    }
+
+    std::vector<std::unique_ptr<Simulation>> simulations;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        simulations.push_back(variants[v]->create(problem, tunings[v]));
+        simulations.back()->upload(initial);
+        if (o.warmup > 0) simulations.back()->advance(o.warmup);
+        simulations.back()->synchronize();
+    }
+    // seconds[v][r]: variant v's time per step in round r; the order is reversed every other round.
+    std::vector<std::vector<double>> seconds(variants.size());
+    for (int round = 0; round < c.rounds; ++round)
+        for (std::size_t k = 0; k < variants.size(); ++k) {
+            const std::size_t v = round % 2 == 0 ? k : variants.size() - 1 - k;
+            const auto start = std::chrono::steady_clock::now();
+            simulations[v]->advance(o.steps);
+            simulations[v]->synchronize();
+            seconds[v].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.steps);
+            if (progress)
+                progress->update(static_cast<int>((round * variants.size() + k + 1) * o.steps),
+                                 static_cast<int>(c.rounds * variants.size() * o.steps), true);
+        }
+    progress.reset();
+
+    fmt::print("compare          N={} D={} {}, {} rounds of {} step(s) per variant after {} warm-up step(s), the order "
+               "reversed every other round\n",
+               problem.n, problem.d, to_string(problem.workload), c.rounds, o.steps, o.warmup);
+    fmt::print("{:<34} {:>16} {:>16}   {}\n", "variant", "median s/step", "interactions/s",
+               "rate / first variant's in the same round: median [quartiles]");
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        std::vector<double> ratios;
+        for (int round = 0; round < c.rounds; ++round) ratios.push_back(seconds[0][round] / seconds[v][round]);
+        const double median = quantile(seconds[v], 0.5);
+        fmt::print("{:<34} {:>16.6e} {:>16.4e}   {:.4f} [{:.4f}, {:.4f}]\n", variants[v]->id, median,
+                   interactions_per_second(problem.n, median), quantile(ratios, 0.5), quantile(ratios, 0.25),
+                   quantile(ratios, 0.75));
+    }
+    std::fflush(stdout);
+    // A variant whose state overflowed gives no comparison.
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        HostState state = std::visit([](const auto& b) -> HostState { return std::decay_t<decltype(b)>(b.size(), b.dim); }, initial);
+        std::vector<float> map;
+        simulations[v]->download(state, map);
+        if (const std::string bad = std::visit([](const auto& b) { return first_non_finite(b); }, state); !bad.empty())
+            throw std::runtime_error(fmt::format("{}: the state is not finite after the rounds ({})", variants[v]->id, bad));
+    }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
@@ -174,6 +288,32 @@ void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
     cmd->callback([o, &exit_status, &ranks] {
         run(*o, ranks);
+        exit_status = 0;
+    });
+}
+
+void add_compare_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
+    auto c = std::make_shared<CompareOptions>();
+    RunOptions& o = c->run;
+    auto* cmd = app.add_subcommand(
+        "compare", "Time several variants on one problem in one process, alternating round by round, and print each one's "
+                   "rate against the first's in the same round (each variant at its default tuning)");
+    cmd->add_option("--variant", c->variants, "variant id (see `list`); give two or more, the first is the reference")
+        ->required();
+    cmd->add_option("-n,--bodies", o.n, "number of bodies N (default 1024, or the count in --input)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+    cmd->add_option("-d,--map-size", o.d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
+    cmd->add_option("--rounds", c->rounds, "rounds; each times every variant once")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+    o.steps = 1;
+    cmd->add_option("--steps", o.steps, "timed steps per variant per round")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--warmup", o.warmup, "untimed steps of each variant before the rounds")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    o.problem.add_workload_to(*cmd);
+    o.problem.add_initial_state_to(*cmd);
+    o.problem.add_constants_to(*cmd);
+    o.cost.add_to(*cmd);
+    cmd->callback([c, &exit_status, &ranks] {
+        if (ranks.distributed()) throw UsageError("compare runs in one process: start it without mpirun");
+        compare(*c);
         exit_status = 0;
     });
 }

@@ -109,6 +109,26 @@ TEST(Cli, RunPrintsTimingsAndWritesStateAndMap) {
     EXPECT_EQ(testing::read_text(dir.file("m.png")).substr(1, 3), "PNG");
 }
 
+// compare times its variants round by round in one process: one line per variant, the first's
+// rate against itself exactly 1, the others' ratios positive.
+TEST(Cli, CompareRatesEveryVariantAgainstTheFirstInTheSameRounds) {
+    TempDir dir;
+    const Outcome r = run_bench("compare --variant serial.reference --variant omp.static -n 64 --rounds 5 --dim 3 --precision fp64", dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("N=64 D=10 3d/fp64/euler, 5 rounds"), std::string::npos) << r.out;
+    const std::regex line(R"((\S+) +[0-9.e+-]+ +[0-9.e+-]+ +([0-9.]+) \[([0-9.]+), ([0-9.]+)\])");
+    std::vector<std::string> ids;
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), line); it != std::sregex_iterator(); ++it) {
+        ids.push_back((*it)[1]);
+        const double median = std::stod((*it)[2]), q1 = std::stod((*it)[3]), q3 = std::stod((*it)[4]);
+        if (ids.size() == 1) EXPECT_EQ(median, 1.0) << r.out;
+        EXPECT_GT(q1, 0.0) << r.out;
+        EXPECT_LE(q1, median) << r.out;
+        EXPECT_LE(median, q3) << r.out;
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"serial.reference", "omp.static"})) << r.out;
+}
+
 // --min-time goes on timing steps until the timed phase lasts that long; the state written is after
 // the steps actually done, which the problem line reports.
 TEST(Cli, MinTimeRaisesTheTimedStepsAndTheStateFollowsThem) {
@@ -213,7 +233,7 @@ TEST(Cli, RequireWorkloadAcceptsOnlyWhatTheDescriptorDeclares) {
 
 TEST(Cli, EveryHelpExitsZero) {
     TempDir dir;
-    for (const char* args : {"--help", "list --help", "run --help"}) {
+    for (const char* args : {"--help", "list --help", "run --help", "compare --help"}) {
         const Outcome r = run_bench(args, dir);
         EXPECT_EQ(r.status, 0) << args << ": " << r.err;
         EXPECT_NE(r.out.find("Usage"), std::string::npos) << args;
@@ -239,7 +259,11 @@ TEST(Cli, BadArgumentsExitTwoWithOneLine) {
                              "run --variant serial.reference --tuning block=64", "run --variant serial.reference --tuning oops",
                              "run -n 5", "bogus", "run --variant serial.reference --input /no/such/file.csv",
                              "run --variant serial.reference --softening 0", "run --variant serial.reference --dt inf",
-                             "run --variant serial.reference --time-limit -1", "verify --softening nan"}) {
+                             "run --variant serial.reference --time-limit -1", "verify --softening nan",
+                             "compare --variant serial.reference", "compare --variant serial.reference --variant no.such.variant",
+                             "compare --variant serial.reference --variant omp.static --rounds 0",
+                             "compare --variant serial.reference --variant omp.static -n 2000000 --rounds 100000",
+                             "compare --variant serial.reference --variant omp.static --rounds 1048576 --steps 1024"}) {
         const Outcome r = run_bench(args, dir);
         EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
         EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
