@@ -73,6 +73,13 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
     return cost;
 }
 
+// "name=value ..." in name order; "-" when the variant has no tunings.
+std::string tuning_text(const TuningValues& tuning) {
+    std::string text;
+    for (const auto& [name, value] : tuning) text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
+    return text.empty() ? "-" : text;
+}
+
 void require_max_n(const VariantDescriptor& variant, std::size_t n) {
     if (variant.max_n != 0 && n > variant.max_n)
         throw UsageError(fmt::format("variant {} accepts N <= {}, got {}", variant.id, variant.max_n, n));
@@ -129,10 +136,8 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     progress.reset();
     gather_velocities(m.final_state, problem.distribution);
 
-    std::string tuning_text;
-    for (const auto& [name, value] : tuning) tuning_text += fmt::format("{}{}={}", tuning_text.empty() ? "" : " ", name, value);
     fmt::print("variant          {}\n", variant->id);
-    fmt::print("tuning           {}\n", tuning_text.empty() ? "-" : tuning_text);
+    fmt::print("tuning           {}\n", tuning_text(tuning));
     fmt::print("workload         {}\n", to_string(problem.workload));
     fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
                m.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
@@ -252,6 +257,8 @@ void compare(const CompareOptions& c) {
                    interactions_per_second(problem.n, median), quantile(ratios, 0.5), quantile(ratios, 0.25),
                    quantile(ratios, 0.75));
     }
+    // Default tunings: omp.* take threads from the process's CPUs, not from OMP_NUM_THREADS.
+    for (std::size_t v = 0; v < variants.size(); ++v) fmt::print("tuning of {:<24} {}\n", variants[v]->id, tuning_text(tunings[v]));
     std::fflush(stdout);
     // A variant whose state overflowed gives no comparison.
     for (std::size_t v = 0; v < variants.size(); ++v) {

@@ -127,6 +127,7 @@ TEST(Cli, CompareRatesEveryVariantAgainstTheFirstInTheSameRounds) {
         EXPECT_LE(median, q3) << r.out;
     }
     EXPECT_EQ(ids, (std::vector<std::string>{"serial.reference", "omp.static"})) << r.out;
+    EXPECT_NE(r.out.find("tuning of omp.static"), std::string::npos) << r.out;  // which threads it ran on
 }
 
 // --min-time goes on timing steps until the timed phase lasts that long; the state written is after
