@@ -71,7 +71,7 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     if (hooks.on_stop) hooks.on_stop();
 
     // download() fills the precision and dimension the state holds on entry: the initial state's.
-    m.final_state = std::visit([](const auto& b) -> HostState { return std::decay_t<decltype(b)>(b.size(), b.dim); }, initial);
+    m.final_state = empty_state_like(initial);
     start = Clock::now();
     simulation.download(m.final_state, m.activity_map);
     m.download_s = seconds_since(start);
@@ -82,6 +82,10 @@ int steps_for_min_time(int steps, double seconds_per_step, double min_seconds) {
     if (!(seconds_per_step > 0) || !(min_seconds > 0)) return steps;
     const double needed = std::ceil(min_seconds / seconds_per_step);
     return static_cast<int>(std::clamp(needed, static_cast<double>(steps), static_cast<double>(1 << 30)));
+}
+
+HostState empty_state_like(const HostState& like) {
+    return std::visit([](const auto& b) -> HostState { return std::decay_t<decltype(b)>(b.size(), b.dim); }, like);
 }
 
 double interactions_per_second(std::size_t n, double time_per_step_s) {

@@ -55,6 +55,9 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
 // than `steps`, at most 2^30.
 int steps_for_min_time(int steps, double seconds_per_step, double min_seconds);
 
+// A state of `like`'s size, dimension and precision (what download() fills in that precision).
+HostState empty_state_like(const HostState& like);
+
 // Interactions per second of a problem of n bodies (N^2 per step, SPEC §3).
 double interactions_per_second(std::size_t n, double time_per_step_s);
 

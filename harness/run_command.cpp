@@ -262,7 +262,7 @@ void compare(const CompareOptions& c) {
     std::fflush(stdout);
     // A variant whose state overflowed gives no comparison.
     for (std::size_t v = 0; v < variants.size(); ++v) {
-        HostState state = std::visit([](const auto& b) -> HostState { return std::decay_t<decltype(b)>(b.size(), b.dim); }, initial);
+        HostState state = empty_state_like(initial);
         std::vector<float> map;
         simulations[v]->download(state, map);
         if (const std::string bad = std::visit([](const auto& b) { return first_non_finite(b); }, state); !bad.empty())
