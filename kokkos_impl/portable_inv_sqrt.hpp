@@ -9,19 +9,19 @@
 
 namespace nbody::kokkos {
 
-// The estimate y0 halves the exponent with one integer shift and subtraction (the "magic constant"
-// 0x5F3759DF, and its float64 counterpart); u = x y0^2 then lies in [0.9324, 1.0692] for every
-// positive normal x, and x^(-1/2) = y0 u^(-1/2), x^(-3/2) = y0^3 u^(-3/2), each power of u from a
-// polynomial in t = u - c fitted for the least largest relative error (Lawson's iteration).
-// - operator(): x^(-1/2). float32: a cubic, 8 vector operations, 9.0e-7 over every float in [1, 4),
-//   which covers every exponent pair; float64 (full double accuracy, SPEC §2) adds one third-order
-//   step, y (1 - e/2 + 3e^2/8) with e = x y^2 - 1: 2.1e-16.
+// A bit estimate y0 halves the exponent with one integer shift and subtraction (a "magic constant"
+// such as 0x5F3759DF); u = x y0^2 then lies in a narrow range for every positive normal x, and
+// x^(-1/2) = y0 u^(-1/2), x^(-3/2) = y0^3 u^(-3/2), each power of u from a polynomial fitted for the
+// least largest relative error.
+// - operator(): x^(-1/2). float32: the cubic estimate below, 8 vector operations, 6.0-6.2e-7 over every
+//   float in [1, 4), which covers every exponent pair; float64 (full double accuracy, SPEC §2) adds
+//   one third-order step, y (1 - e/2 + 3e^2/8) with e = x y^2 - 1: 1.6-1.9e-16.
 // - mass_cubed(fold(m), x): m x^(-3/2), what the interaction uses (physics.hpp's mass_over_cube),
 //   with the mass folded into the last polynomial's coefficients once per body j, so the
-//   interaction has no multiply by m. float32: y0^3 times a quartic fitted to u^(-3/2) (2.5e-7 in
-//   exact arithmetic, 4.7e-7 in float32: more accurate than the cube of operator(), 2.8e-6, for
-//   the same 10 operations, the mass's multiply included there). float64: the third-order step
-//   taken on the cube of operator()'s cubic, y^3 (1 - 3e/2 + 15e^2/8), its coefficients times m.
+//   interaction has no multiply by m. float32: y0^3 times a quartic fitted to u^(-3/2) on the
+//   classic constant (2.5e-7 in exact arithmetic, 4.7e-7 in float32, for 10 operations with the
+//   mass). float64: the third-order step taken on the cube of the cubic estimate,
+//   y^3 (1 - 3e/2 + 15e^2/8), its coefficients times m.
 // tests/test_kokkos.cpp checks every bound.
 struct PortableInvSqrt {
     // A body's mass, folded into the coefficients mass_cubed evaluates.
@@ -30,7 +30,9 @@ struct PortableInvSqrt {
         Real w[std::is_same_v<Real, float> ? 5 : 3];
     };
 
-    // float32: u^(-3/2) as a quartic in t = u - kQuarticCentre (coefficients of t^0 ... t^4).
+    // float32: u^(-3/2) as a quartic in t = u - kQuarticCentre (coefficients of t^0 ... t^4), u = x y0^2
+    // with y0 from the classic magic constant.
+    static constexpr std::uint32_t kQuarticMagic = 0x5F3759DFu;
     static constexpr float kQuarticCentre = 1.000752f;
     static constexpr float kQuartic[5] = {0.998873052f, -1.49716526f, 1.87006567f, -2.19591011f, 2.46524725f};
 
@@ -66,7 +68,7 @@ struct PortableInvSqrt {
             const Real e = x * y2 - Real(1);
             return (y2 * y) * ((w[2] * e + w[1]) * e + w[0]);
         } else {
-            const Real y0 = bit_estimate(x);
+            const Real y0 = bit_estimate(x, kQuarticMagic);
             const Real y0_2 = y0 * y0;
             const Real t = x * y0_2 - kQuarticCentre;
             return (y0_2 * y0) * ((((w[4] * t + w[3]) * t + w[2]) * t + w[1]) * t + w[0]);
@@ -74,24 +76,47 @@ struct PortableInvSqrt {
     }
 
 private:
-    // About 3.4 % from x^(-1/2): the exponent halved, the mantissa's logarithm linear.
-    template <class Real>
-    static Real bit_estimate(Real x) {
-        static_assert(std::is_same_v<Real, float> || std::is_same_v<Real, double>);
-        using Bits = std::conditional_t<std::is_same_v<Real, float>, std::uint32_t, std::uint64_t>;
-        constexpr Bits magic = static_cast<Bits>(std::is_same_v<Real, float> ? 0x5F3759DFull : 0x5FE6EB50C7B537A9ull);
+    // x^(-1/2) to a few per cent: the exponent halved, the mantissa's logarithm linear.
+    template <class Real, class Bits>
+    static Real bit_estimate(Real x, Bits magic) {
+        static_assert(sizeof(Real) == sizeof(Bits) && std::is_unsigned_v<Bits>);
         return std::bit_cast<Real>(static_cast<Bits>(magic - (std::bit_cast<Bits>(x) >> 1)));
     }
 
-    // The bit estimate refined by the fitted cubic: 7.5e-7 (float64 arithmetic), 9.0e-7 (float32).
+    // The estimate for operator() and float64's mass_cubed: a bit estimate refined by a cubic in
+    // s = c - x y0^2 whose leading coefficient is 1. Its magic constant is not the classic one: it
+    // scales y0 so that the best cubic on the resulting range of x y0^2 has that leading coefficient.
+    // The first Horner step is then an addition, s + k2, which writes a new register; a multiply-add
+    // there overwrites one of its operands, and both compilers copied the leading coefficient's
+    // register for it once per vector of interactions. 4.6-4.7e-7 in exact arithmetic in both precisions,
+    // against 7.5e-7 for the unconstrained cubic on the classic constant (docs/performance-kokkos.md).
+    template <class Real>
+    struct CubicEstimate;
+
     template <class Real>
     static Real estimate(Real x) {
-        const Real y0 = bit_estimate(x);
-        const Real tau = x * (y0 * y0) - Real(1.000775);
-        const Real q = ((Real(-0.31305976) * tau + Real(0.375552827)) * tau + Real(-0.499417742)) * tau +
-                       Real(0.999611977);
+        using C = CubicEstimate<Real>;
+        const Real y0 = bit_estimate(x, C::magic);
+        const Real s = C::centre - x * (y0 * y0);
+        const Real q = ((s + C::k2) * s + C::k1) * s + C::k0;
         return y0 * q;
     }
+};
+
+// Fitted by linear programming for the least largest relative error of y0 q over x in [1, 4) (every
+// positive normal x behaves as one of [1, 4): the estimate treats each pair of exponents alike), the
+// magic constant by a search for the smallest such error.
+template <>
+struct PortableInvSqrt::CubicEstimate<float> {
+    static constexpr std::uint32_t magic = 0x5F1653BBu;
+    static constexpr float centre = 0.717993915f, k2 = 0.860795617f, k1 = 0.821841538f, k0 = 1.18015599f;
+};
+
+template <>
+struct PortableInvSqrt::CubicEstimate<double> {
+    static constexpr std::uint64_t magic = 0x5FE2CB9250EC8370ull;
+    static constexpr double centre = 0.7182710696586754, k2 = 0.8599954937747055, k1 = 0.8213646735273368,
+                            k0 = 1.179928271940217;
 };
 
 }  // namespace nbody::kokkos
