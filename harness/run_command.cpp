@@ -204,12 +204,14 @@ void compare(const CompareOptions& c) {
     const Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload,
                           .distribution = {}};  // one process
     Cost total;
+    std::string rate_sources;  // each variant's, as run prints its one
     for (std::size_t v = 0; v < variants.size(); ++v) {
         require_max_n(*variants[v], problem.n);
         const Cost cost = checked_cost(*variants[v], tunings[v], whole, problem.n, "compare");
         total.seconds += cost.seconds;
         total.host_bytes += cost.host_bytes;
         total.device_bytes += cost.device_bytes;  // every simulation stays allocated
+        rate_sources += fmt::format("{}{}: {}", rate_sources.empty() ? "" : "; ", variants[v]->id, cost.rate_source);
     }
     if (const std::string why = excess(total, o.cost.limits()); !why.empty() && !o.cost.limits().allow)
         refuse_costly(fmt::format("compare of {} variants N={} D={} rounds={} steps={}", variants.size(), problem.n, o.d,
@@ -217,7 +219,7 @@ void compare(const CompareOptions& c) {
                       why);
     std::optional<StepProgress> progress;  // of every variant's timed steps together
     if (total.seconds > kProgressAfterSeconds) {
-        fmt::print(stderr, "compare: estimated {}, about {} of host memory\n", duration_text(total.seconds),
+        fmt::print(stderr, "compare: estimated {} ({}), about {} of host memory\n", duration_text(total.seconds), rate_sources,
                    bytes_text(total.host_bytes));
         progress.emplace(std::cerr, stderr_is_terminal(), "compare", problem.n);
     }
@@ -258,7 +260,10 @@ void compare(const CompareOptions& c) {
                    quantile(ratios, 0.75));
     }
     // Default tunings: omp.* take threads from the process's CPUs, not from OMP_NUM_THREADS.
-    for (std::size_t v = 0; v < variants.size(); ++v) fmt::print("tuning of {:<24} {}\n", variants[v]->id, tuning_text(tunings[v]));
+    std::size_t id_width = 0;
+    for (const VariantDescriptor* variant : variants) id_width = std::max(id_width, variant->id.size());
+    for (std::size_t v = 0; v < variants.size(); ++v)
+        fmt::print("tuning of {:<{}} {}\n", variants[v]->id, id_width, tuning_text(tunings[v]));
     std::fflush(stdout);
     // A variant whose state overflowed gives no comparison.
     for (std::size_t v = 0; v < variants.size(); ++v) {
