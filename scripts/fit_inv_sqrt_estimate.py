@@ -37,9 +37,10 @@ def fit(u, centre):
     return res.x[:3], res.x[3]
 
 
-def fit_for_magic(magic, utype, ftype, ftype_centre, samples):
+def fit_for_magic(magic, utype, ftype, samples):
+    """The fit on the range of x y0^2 for `magic`, centred mid-range (the centre rounded to ftype)."""
     u = reduced_arguments(magic, utype, ftype, samples)
-    centre = float(ftype_centre(0.5 * (u.min() + u.max())))
+    centre = float(ftype(0.5 * (u.min() + u.max())))
     coefficients, error = fit(u, centre)
     return error, centre, coefficients
 
@@ -49,8 +50,8 @@ def main():
         # y0 scaled by 2^-d: d near 0.26 makes the best cubic's leading coefficient 1.
         shifts = np.linspace(0.250, 0.266, 65)
         magics = [classic - int(d * 2**mantissa_bits) for d in shifts]
-        best = min(magics, key=lambda m: fit_for_magic(m, utype, ftype, ftype, 3001)[0])
-        error, centre, (k2, k1, k0) = fit_for_magic(best, utype, ftype, ftype, 60001)
+        best = min(magics, key=lambda m: fit_for_magic(m, utype, ftype, 3001)[0])
+        error, centre, (k2, k1, k0) = fit_for_magic(best, utype, ftype, 60001)
         if name == "float":
             print(f"float:  magic 0x{best:08X}  centre {np.float32(centre):.9g}f  k2 {np.float32(k2):.9g}f  "
                   f"k1 {np.float32(k1):.9g}f  k0 {np.float32(k0):.9g}f  error {error:.3e}")
