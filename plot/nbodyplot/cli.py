@@ -1,4 +1,4 @@
-"""Command line: results files in, figures (PNG + SVG) and report.md out; bad input exits 2."""
+"""Command line: results files in, figures (PNG and, unless --no-svg, SVG) and report.md out; bad input exits 2."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--peer", action="append", default=[], metavar="LOG",
                         help="output of the CUDA samples' nbody as scripts/device_run.sh --peer writes it "
                              "(peer-nbody.txt); repeatable: compared with our variants on the same device")
+    parser.add_argument("--no-svg", dest="svg", action="store_false",
+                        help="write each figure as PNG only, without its SVG (the committed reports do: the SVGs "
+                             "about double a report's size)")
     return parser
 
 
@@ -50,6 +53,8 @@ def run(argv: list[str]) -> Path:
     ladders = analysis.read_ladders(Path(args.ladders))
     from . import figures  # matplotlib loads in a second or more: only once the input is known good
     out_dir = Path(args.out)
+    # The files of each figure: the figures, report.md's links and forget_earlier_figures all take this.
+    formats = ("png", "svg") if args.svg else ("png",)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -60,15 +65,15 @@ def run(argv: list[str]) -> Path:
     # own figure (rank_scaling) and rows in the per-configuration tables.
     configs = [c for c in all_configs if c.ranks == 1]
     stems = {
-        "rank_scaling": figures.rank_scaling(all_configs, out_dir),
-        "time_vs_n": figures.time_vs(configs, "n", out_dir),
-        "time_vs_d": figures.time_vs(configs, "d", out_dir),
-        "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir),
-        "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir),
-        "thread_scaling": figures.thread_scaling(configs, out_dir),
+        "rank_scaling": figures.rank_scaling(all_configs, out_dir, formats),
+        "time_vs_n": figures.time_vs(configs, "n", out_dir, formats),
+        "time_vs_d": figures.time_vs(configs, "d", out_dir, formats),
+        "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir, formats),
+        "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir, formats),
+        "thread_scaling": figures.thread_scaling(configs, out_dir, formats),
     }
     ladder_tables = analysis.ladder_tables(configs, ladders)
-    ladder_stems = [figures.ladder(t, out_dir) for t in ladder_tables]
+    ladder_stems = [figures.ladder(t, out_dir, formats) for t in ladder_tables]
     pps = []
     for workload in analysis.workloads(configs):
         problem = args.pp_problem or analysis.pp_problem(configs, workload)
@@ -78,29 +83,29 @@ def run(argv: list[str]) -> Path:
     if args.pp_problem and not pps:
         n, d = args.pp_problem
         raise InputError(f"--pp-problem {n},{d}: no successful measurement of that problem")
-    pp_stems = [figures.portability(pp, out_dir) for pp in pps]
+    pp_stems = [figures.portability(pp, out_dir, formats) for pp in pps]
 
     peer_comparisons = peer.comparisons(configs, peer.points(peer_runs))
-    peer_stems = [figures.peer_comparison(c, configs, out_dir) for c in peer_comparisons]
+    peer_stems = [figures.peer_comparison(c, configs, out_dir, formats) for c in peer_comparisons]
 
     report_path = out_dir / "report.md"
     report_path.write_text(report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
-                                         peer_runs, peer_comparisons, peer_stems) + "\n", encoding="utf-8")
+                                         peer_runs, peer_comparisons, peer_stems, formats=formats) + "\n",
+                           encoding="utf-8")
     written = [stem for stem in [*stems.values(), *ladder_stems, *pp_stems, *peer_stems] if stem]
-    forget_earlier_figures(out_dir, {f"{stem}.{ext}" for stem in written for ext in FIGURE_FORMATS})
+    forget_earlier_figures(out_dir, {f"{stem}.{ext}" for stem in written for ext in formats})
     return report_path
 
 
-FIGURE_FORMATS = ("png", "svg")
 # The figures the last run wrote into its output folder, one file name per line.
 WRITTEN_LIST = ".nbody_plot_figures"
 
 
 def forget_earlier_figures(out_dir: Path, written: set[str]) -> None:
     """Deletes the figures an earlier run wrote into out_dir that this run did not write again (a figure
-    is named after its data's device, build and workload, so a rerun on new results writes new names
-    and the old ones would linger beside report.md), then lists this run's. Only files an earlier run
-    listed are deleted."""
+    is named after its data's device, build and workload, so a rerun on new results writes new names,
+    and a rerun with --no-svg writes no SVG: the old files would linger beside report.md), then lists
+    this run's. Only files an earlier run listed are deleted."""
     listed = out_dir / WRITTEN_LIST
     if listed.is_file():
         for name in listed.read_text(encoding="utf-8").split():

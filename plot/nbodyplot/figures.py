@@ -1,4 +1,5 @@
-"""The figures, each written as PNG and SVG; every function returns the file stem or None (no data)."""
+"""The figures, each written in the formats the caller names (png, svg); every function returns the file stem or
+None (no data)."""
 from __future__ import annotations
 
 import math
@@ -31,9 +32,13 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
 
 
-def save(fig, out_dir: Path, stem: str) -> str:
-    fig.savefig(out_dir / f"{stem}.png", dpi=120, bbox_inches="tight")
-    fig.savefig(out_dir / f"{stem}.svg", bbox_inches="tight", metadata={"Date": None})
+# savefig options per format; an SVG without a date is reproducible.
+SAVE_OPTIONS = {"png": {"dpi": 120}, "svg": {"metadata": {"Date": None}}}
+
+
+def save(fig, out_dir: Path, stem: str, formats: tuple[str, ...]) -> str:
+    for ext in formats:
+        fig.savefig(out_dir / f"{stem}.{ext}", bbox_inches="tight", **SAVE_OPTIONS[ext])
     plt.close(fig)
     return stem
 
@@ -213,14 +218,14 @@ def draw_sweep(configs, axis: str, quantity: str):
     return fig
 
 
-def time_vs(configs, axis: str, out_dir: Path) -> str | None:
+def time_vs(configs, axis: str, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_sweep(configs, axis, "time")
-    return save(fig, out_dir, f"time_vs_{axis}") if fig else None
+    return save(fig, out_dir, f"time_vs_{axis}", formats) if fig else None
 
 
-def efficiency_vs_n(configs, out_dir: Path) -> str | None:
+def efficiency_vs_n(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_sweep(configs, "n", "efficiency")
-    return save(fig, out_dir, "efficiency_vs_n") if fig else None
+    return save(fig, out_dir, "efficiency_vs_n", formats) if fig else None
 
 
 PORTABLE_COLOURS = {"cuda": "tab:green", "openmp": "tab:blue", "serial": "tab:gray", "hip": "tab:red",
@@ -286,12 +291,12 @@ def _ratio_context(s: analysis.RatioSeries, others) -> tuple[str, str]:
             ", ".join(text for text, values in parts if len(values) > 1))
 
 
-def portability_ratio(configs, out_dir: Path) -> str | None:
+def portability_ratio(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_portability_ratio(configs)
-    return save(fig, out_dir, "portability_ratio_vs_n") if fig else None
+    return save(fig, out_dir, "portability_ratio_vs_n", formats) if fig else None
 
 
-def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
+def ladder(table: analysis.LadderTable, out_dir: Path, formats: tuple[str, ...]) -> str:
     """Speedup bars of one ladder on one device: step over step and cumulative, a panel per sweep."""
     groups = table.groups
     labels = [f"{r.step.label}\n{r.step.variant}" + "".join(f" {k}={v}" for k, v in r.step.tuning.items())
@@ -324,7 +329,7 @@ def ladder(table: analysis.LadderTable, out_dir: Path) -> str:
     fig.suptitle(f"{ladder_title(table)}\n"
                  "speedup: geometric mean over the sweep's problems of the ratio of times per step", fontsize=10)
     fig.tight_layout()
-    return save(fig, out_dir, ladder_stem(table))
+    return save(fig, out_dir, ladder_stem(table), formats)
 
 
 def ladder_title(table: analysis.LadderTable) -> str:
@@ -341,9 +346,9 @@ def ladder_stem(table: analysis.LadderTable) -> str:
     return "ladder_" + "_".join(slug(p) for p in parts if p)
 
 
-def thread_scaling(configs, out_dir: Path) -> str | None:
+def thread_scaling(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_thread_scaling(configs)
-    return save(fig, out_dir, "thread_scaling") if fig else None
+    return save(fig, out_dir, "thread_scaling", formats) if fig else None
 
 
 def draw_thread_scaling(configs):
@@ -414,9 +419,9 @@ def identity(s: analysis.ScalingSeries) -> tuple:
     return (s.variant, s.other_tuning, s.build_label, s.workload)
 
 
-def rank_scaling(configs, out_dir: Path) -> str | None:
+def rank_scaling(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_rank_scaling(configs)
-    return save(fig, out_dir, "rank_scaling") if fig else None
+    return save(fig, out_dir, "rank_scaling", formats) if fig else None
 
 
 def draw_rank_scaling(configs):
@@ -470,7 +475,7 @@ def draw_rank_scaling(configs):
     return fig
 
 
-def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
+def portability(pp: analysis.Portability, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
     if not pp.rows:
         return None
@@ -507,10 +512,10 @@ def portability(pp: analysis.Portability, out_dir: Path) -> str | None:
     n, d = pp.problem
     fig.suptitle(f"Performance portability (Pennycook), {workload_text(pp.workload)} at N = {n}, D = {d}: "
                  "PP = harmonic mean over the platforms, 0 where a family did not run on one", fontsize=10)
-    return save(fig, out_dir, f"portability_{slug(workload_text(pp.workload))}")
+    return save(fig, out_dir, f"portability_{slug(workload_text(pp.workload))}", formats)
 
 
-def peer_comparison(comparison, configs, out_dir: Path) -> str | None:
+def peer_comparison(comparison, configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     """Our CUDA and Kokkos-on-CUDA variants against the CUDA samples' nbody on one device and workload:
     interactions/s against N (a line per variant and build at its fastest tuning, the samples in black),
     and our best of each model ÷ the samples at each N."""
@@ -566,4 +571,4 @@ def peer_comparison(comparison, configs, out_dir: Path) -> str | None:
     legend_outside(ax_ratio)
     fig.suptitle(f"Against the {peer.PEER_NAME} on {comparison.device}, {workload_text(comparison.workload)} "
                  "(its kick-then-drift Euler beside our Euler: one force evaluation per step)", fontsize=10)
-    return save(fig, out_dir, f"peer_{slug(comparison.device)}_{slug(workload_text(comparison.workload))}")
+    return save(fig, out_dir, f"peer_{slug(comparison.device)}_{slug(workload_text(comparison.workload))}", formats)

@@ -26,10 +26,11 @@ def table(header: list[str], rows: list[list]) -> list[str]:
     return lines + [""]
 
 
-def figure(stem: str | None, caption: str, missing: str) -> list[str]:
+def figure(stem: str | None, caption: str, missing: str, formats: tuple[str, ...]) -> list[str]:
+    """The PNG embedded, and a link to the SVG where one was written (formats: those of cli.run)."""
     if stem is None:
         return [f"_{missing}_", ""]
-    return [f"![{caption}]({stem}.png)", "", f"[SVG]({stem}.svg)", ""]
+    return [f"![{caption}]({stem}.png)", ""] + ([f"[SVG]({stem}.svg)", ""] if "svg" in formats else [])
 
 
 def sort_key(c: Config):
@@ -128,14 +129,15 @@ def pp_summary(pp: analysis.Portability) -> list[str]:
 # Figures and their tables
 
 
-def ratio_section(configs, stem) -> list[str]:
+def ratio_section(configs, stem, formats) -> list[str]:
     lines = ["## Portability ratio against N", "",
              "The fastest Kokkos variant's interactions/s ÷ the fastest hand-written variant's (Kokkos on CUDA ÷ "
              "CUDA, Kokkos on OpenMP ÷ OpenMP, Kokkos Serial ÷ serial) at each N both ran, within one build and "
              "workload (a line per build: points of two builds are never joined); the figure draws the lines of "
              "two or more N, the table has every point.", ""]
     lines += figure(stem, "Portability ratio against N", "No line of two or more N where a Kokkos variant and "
-                                                            "its hand-written counterpart both ran in one build.")
+                                                            "its hand-written counterpart both ran in one build.",
+                    formats)
     rows = [[s.device, s.build_label, workload_text(s.workload), s.d, n, f"{s.portable_model} ÷ {s.hand_model}",
              kokkos.variant, hand.variant, num(ratio)]
             for s in analysis.portability_ratios(configs) for n, ratio, kokkos, hand in s.points]
@@ -143,7 +145,7 @@ def ratio_section(configs, stem) -> list[str]:
                            "hand-written variant", "ratio"], rows) if rows else [])
 
 
-def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list[str]:
+def ladder_section(tables: list[analysis.LadderTable], stems: list[str], formats) -> list[str]:
     from .figures import ladder_title
     lines = ["## Optimisation ladders", "",
              "Each step is a variant (at its fastest tuning unless the ladder fixes one, see "
@@ -173,13 +175,14 @@ def ladder_section(tables: list[analysis.LadderTable], stems: list[str]) -> list
                              " (no problem ran by every step: each ratio over the problems both steps ran)"))
         lines += [f"### {ladder_title(t)}", ""] + [f"- {c}" for c in compared] + [""]
         lines += table(header, rows)
-        lines += figure(stem, ladder_title(t), "")
+        lines += figure(stem, ladder_title(t), "", formats)
     return lines
 
 
-def figure_and_table_section(title: str, intro: str, stem, missing: str, header: list, rows: list) -> list[str]:
+def figure_and_table_section(title: str, intro: str, stem, missing: str, header: list, rows: list,
+                             formats) -> list[str]:
     """A section of a heading, its explanation, a figure (or what is missing) and the table of its rows."""
-    lines = [f"## {title}", "", intro, ""] + figure(stem, title, missing)
+    lines = [f"## {title}", "", intro, ""] + figure(stem, title, missing, formats)
     return lines + (table(header, rows) if rows else [])
 
 
@@ -187,7 +190,7 @@ def tuning_text(pairs) -> str:
     return " ".join(f"{k}={v}" for k, v in pairs) or "-"
 
 
-def scaling_section(configs, stem) -> list[str]:
+def scaling_section(configs, stem, formats) -> list[str]:
     rows = [[s.device, s.variant, s.build_label, workload_text(s.workload), s.n, s.d, tuning_text(s.other_tuning), t,
              num(time), num(speedup), num(eff)]
             for s in analysis.thread_scaling(configs) for t, time, speedup, eff in s.points]
@@ -197,10 +200,10 @@ def scaling_section(configs, stem) -> list[str]:
         "smallest thread count measured; parallel efficiency = speedup ÷ (threads ÷ smallest thread count).",
         stem, "No thread sweep in these results.",
         ["device", "variant", "build", "workload", "N", "D", "other tuning", "threads", "time per step (s)", "speedup",
-         "parallel efficiency"], rows)
+         "parallel efficiency"], rows, formats)
 
 
-def rank_scaling_section(configs, stem) -> list[str]:
+def rank_scaling_section(configs, stem, formats) -> list[str]:
     rows = [[s.kind, s.device, s.variant, s.build_label, workload_text(s.workload), s.d, tuning_text(s.tuning), g, n,
              num(time), num(eff)]
             for s in analysis.rank_scaling(configs) for g, n, time, eff in s.points]
@@ -211,10 +214,10 @@ def rank_scaling_section(configs, stem) -> list[str]:
         "(N² ÷ (G × time per step)) ÷ that of the series' smallest G.",
         stem, "No runs over several ranks in these results.",
         ["scaling", "device", "variant", "build", "workload", "D", "tuning", "ranks", "N", "time per step (s)",
-         "parallel efficiency"], rows)
+         "parallel efficiency"], rows, formats)
 
 
-def portability_section(pps: list, stems: list) -> list[str]:
+def portability_section(pps: list, stems: list, formats) -> list[str]:
     lines = ["## Performance portability", "",
              "Pennycook's metric for a family a on the platforms H: PP(a, H) = |H| ÷ Σ_{i∈H} 1/e_i(a), "
              "0 when a did not run on some platform of H; computed per workload. A family is a variant id without "
@@ -235,7 +238,8 @@ def portability_section(pps: list, stems: list) -> list[str]:
             rows.append([r.family] + [num(r.app_eff.get(p)) for p in pp.platforms]
                         + [num(r.pp_app), num(r.hmean_app_ran)]
                         + [num(r.arch_eff.get(p)) for p in pp.platforms] + [num(r.pp_arch)])
-        lines += table(header, rows) + figure(stem, f"Performance portability, {workload_text(pp.workload)}", "")
+        lines += table(header, rows) + figure(stem, f"Performance portability, {workload_text(pp.workload)}", "",
+                                              formats)
     return lines
 
 
@@ -356,7 +360,7 @@ def context_section(sources: list[Source]) -> list[str]:
     return lines
 
 
-def peer_section(peer_runs: list, comparisons: list, stems: list) -> list[str]:
+def peer_section(peer_runs: list, comparisons: list, stems: list, formats) -> list[str]:
     """Our fastest CUDA and Kokkos-on-CUDA variants beside the CUDA samples' nbody, per device and workload."""
     from . import peer
     if not peer_runs:
@@ -382,7 +386,7 @@ def peer_section(peer_runs: list, comparisons: list, stems: list) -> list[str]:
                           num(c.values.get("interactions_per_second")) if c else "—", num(row.ratio(model))]
             rows.append(cells)
         lines += table(header, rows)
-        lines += figure(stem, f"Against the {peer.PEER_NAME}, {workload_text(comparison.workload)}", "")
+        lines += figure(stem, f"Against the {peer.PEER_NAME}, {workload_text(comparison.workload)}", "", formats)
     failed = peer.failed_runs(peer_runs)
     if failed:
         lines += [f"Runs of the {peer.PEER_NAME} that printed no time: "
@@ -460,7 +464,8 @@ def compiler_section(configs) -> list[str]:
 
 
 def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
-           peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = ()) -> str:
+           peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = (), *,
+           formats: tuple[str, ...]) -> str:
     # Runs over several ranks are their own "device" (`device × G ranks`): the per-device comparisons take
     # the single-process runs, the scaling section and the per-configuration tables take every run.
     all_configs = list(configs)
@@ -472,22 +477,24 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
              f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
              "significant figures.", ""]
     lines += summary_section(configs, analysis.summary(configs), pps, anchors)
-    lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems))
-    lines += ratio_section(configs, stems["portability_ratio_vs_n"])
+    lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
+    lines += ratio_section(configs, stems["portability_ratio_vs_n"], formats)
     lines += ["## Efficiency against N", "",
               "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
               "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
-        stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.")
+        stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.", formats)
     lines += ["## Time per step against N", ""] + figure(
-        stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.")
+        stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.",
+        formats)
     lines += ["## Time per step against D", ""] + figure(
-        stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.")
-    lines += ladder_section(ladder_tables, ladder_stems)
+        stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.",
+        formats)
+    lines += ladder_section(ladder_tables, ladder_stems, formats)
     lines += seed004.section(configs, table)
-    lines += scaling_section(configs, stems["thread_scaling"])
-    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"))
+    lines += scaling_section(configs, stems["thread_scaling"], formats)
+    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), formats)
     lines += compiler_section(configs)
-    lines += portability_section(pps, pp_stems)
+    lines += portability_section(pps, pp_stems, formats)
     lines += verification_section(all_configs, anchors)
     lines += measurements_section(all_configs)
     lines += sources_section(sources, all_configs)

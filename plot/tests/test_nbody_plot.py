@@ -137,8 +137,9 @@ class ReportOnFixture(unittest.TestCase):
             self.assertTrue(svg.is_file(), f"{svg} missing")
             self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), f"{svg} is not an SVG")
             self.assertIn(f"]({stem}.png)", self.report, f"{stem}.png not embedded in report.md")
+            self.assertIn(f"[SVG]({stem}.svg)", self.report, f"{stem}.svg not linked from report.md")
         for referenced in [line.split("](")[1].rstrip(")") for line in self.report.splitlines()
-                           if line.startswith("![")]:
+                           if line.startswith(("![", "[SVG]("))]:
             self.assertTrue((self.out / referenced).is_file(), f"report embeds missing {referenced}")
 
     def test_a_rerun_deletes_the_figures_of_earlier_results_and_nothing_else(self):
@@ -312,6 +313,44 @@ class ReportOnFixture(unittest.TestCase):
         self.assertGreaterEqual(len(kokkos_ran), 2, "the fixture's Kokkos family spans two platforms")
         self.assertEqual(number(rows["cuda.tiled"]["PP (app)"]), 0.0, "CUDA did not run on the CPUs")
         self.assertGreater(number(rows["cuda.tiled"]["harmonic mean where it ran"]), 0.0)
+
+
+class NoSvg(unittest.TestCase):
+    """--no-svg: no .svg is written or linked, and a rerun with it deletes the SVGs an earlier run wrote into
+    the folder."""
+
+    @staticmethod
+    def names(out: Path, pattern: str) -> set[str]:
+        return {p.name for p in out.glob(pattern)}
+
+    def test_no_svg_writes_and_links_only_png(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
+            result = run_tool(*FIXTURES, "--no-svg", "--out", out)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.names(out, "*.svg"), set())
+            pngs = self.names(out, "*.png")
+            self.assertIn("time_vs_n.png", pngs)
+            report = (out / "report.md").read_text(encoding="utf-8")
+            self.assertNotIn(".svg", report)
+            for name in pngs:
+                self.assertIn(f"]({name})", report)
+            self.assertEqual(set((out / ".nbody_plot_figures").read_text().split()), pngs)
+
+    def test_a_rerun_with_no_svg_deletes_the_svgs_of_an_earlier_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
+            self.assertEqual(run_tool(*FIXTURES, "--out", out).returncode, 0)
+            pngs = self.names(out, "*.png")
+            svgs = self.names(out, "*.svg")
+            self.assertEqual(svgs, {name[:-len(".png")] + ".svg" for name in pngs})
+            self.assertIn("[SVG](time_vs_n.svg)", (out / "report.md").read_text(encoding="utf-8"))
+            mine = out / "notes.svg"  # not the tool's: stays
+            mine.write_text("<svg/>")
+            self.assertEqual(run_tool(*FIXTURES, "--no-svg", "--out", out).returncode, 0)
+            self.assertEqual(self.names(out, "*.svg"), {mine.name})
+            self.assertEqual(self.names(out, "*.png"), pngs)
+            self.assertNotIn("[SVG](", (out / "report.md").read_text(encoding="utf-8"))
 
 
 class Analysis(unittest.TestCase):
@@ -834,9 +873,9 @@ class Peer(unittest.TestCase):
             with tempfile.TemporaryDirectory() as tmp:
                 original_save = figures.save
                 drawn = []
-                figures.save = lambda fig, out_dir, stem: drawn.append(fig) or stem
+                figures.save = lambda fig, out_dir, stem, formats: drawn.append(fig) or stem
                 try:
-                    figures.peer_comparison(comparison, configs, Path(tmp))
+                    figures.peer_comparison(comparison, configs, Path(tmp), ("png",))
                 finally:
                     figures.save = original_save
             self.assertEqual(len(drawn), 1)
