@@ -108,7 +108,8 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     std::optional<Cost> cost;
     if (!from_file) cost = checked_cost(*variant, tuning, o, asked_n);
     const HostState initial = o.problem.initial_state(asked_n);
-    Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload};
+    Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload,
+                    .distribution = {}};
     require_max_n(*variant, problem.n);
     if (!cost) cost = checked_cost(*variant, tuning, o, problem.n);
     // Every rank builds this same problem; each integrates its block (docs/scaling.md).

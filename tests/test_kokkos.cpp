@@ -216,7 +216,7 @@ Errors expect_follows_the_reference(const VariantDescriptor& v, const TuningValu
     constexpr int kMapSize = 10;
     std::string what = v.id + " " + to_string(workload) + " N=" + std::to_string(initial.size());
     for (const auto& [name, value] : tuning) what += " " + name + "=" + value;
-    auto sim = v.create({.n = initial.size(), .d = kMapSize, .constants = {}, .workload = workload},
+    auto sim = v.create({.n = initial.size(), .d = kMapSize, .constants = {}, .workload = workload, .distribution = {}},
                         Registry::resolve_tuning(v, tuning));
     sim->upload(initial);
     const Errors bound = bounds<Real>();
@@ -396,7 +396,7 @@ void expect_incremental_map_is_a_recount(const VariantDescriptor& v, const Workl
     constexpr std::size_t kBodies = 300;
     const BodiesT<Real> initial = oscillating_cloud<Real>(kBodies, workload.dim, 17 + d);
     const PhysicsConstants constants{.G = 300.0, .dt = 0.01, .softening = 2.0};
-    auto sim = v.create({.n = kBodies, .d = d, .constants = constants, .workload = workload},
+    auto sim = v.create({.n = kBodies, .d = d, .constants = constants, .workload = workload, .distribution = {}},
                         Registry::resolve_tuning(v, tuning));
     sim->upload(initial);
     std::vector<bool> was_outside(kBodies, false);
@@ -617,7 +617,7 @@ TEST(Kokkos, RefusesTuningsBeyondTheSpaceLimits) {
     const VariantDescriptor* hierarchical = builtin_registry().find("kokkos.hierarchical@cuda");
     const VariantDescriptor* tiled = builtin_registry().find("kokkos.team_tiled@cuda");
     if (hierarchical != nullptr && hierarchical->availability().available) {
-        const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {}};
+        const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {}, .distribution = {}};
         EXPECT_THROW(hierarchical->create(problem, Registry::resolve_tuning(
                                                        *hierarchical, {{"team_size", "128"}, {"vector_length", "32"}})),
                      UsageError);
@@ -850,9 +850,10 @@ void expect_distributed_equals_single_rank(const VariantDescriptor& v, const Tun
                 // The same pulls in the same order as on one rank: equal to the last bit.
                 EXPECT_EQ(got.position[k][i], static_cast<double>(single.state.position(k)[i]))
                     << rank << " axis " << k << " body " << i;
-                if (i >= own.first && i < own.first + own.count)
+                if (i >= own.first && i < own.first + own.count) {
                     EXPECT_EQ(got.velocity[k][i], static_cast<double>(single.state.velocity(k)[i]))
                         << rank << " velocity axis " << k << " body " << i;
+                }
             }
         EXPECT_TRUE(std::equal(single.map.begin(), single.map.end(), got.map)) << rank << ": activity map";
     }
