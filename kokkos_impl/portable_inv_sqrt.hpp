@@ -13,7 +13,7 @@ namespace nbody::kokkos {
 // such as 0x5F3759DF); u = x y0^2 then lies in a narrow range for every positive normal x, and
 // x^(-1/2) = y0 u^(-1/2), x^(-3/2) = y0^3 u^(-3/2), each power of u from a polynomial fitted for the
 // least largest relative error.
-// - operator(): x^(-1/2). float32: the cubic estimate below, 8 vector operations, 6.0-6.2e-7 over every
+// - operator(): x^(-1/2). float32: the cubic estimate below, 7 vector operations, 6.2-6.3e-7 over every
 //   float in [1, 4), which covers every exponent pair; float64 (full double accuracy, SPEC §2) adds
 //   one third-order step, y (1 - e/2 + 3e^2/8) with e = x y^2 - 1: 1.6-1.9e-16.
 // - mass_cubed(fold(m), x): m x^(-3/2), what the interaction uses (physics.hpp's mass_over_cube),
@@ -83,13 +83,13 @@ private:
         return std::bit_cast<Real>(static_cast<Bits>(magic - (std::bit_cast<Bits>(x) >> 1)));
     }
 
-    // The estimate for operator() and float64's mass_cubed: a bit estimate refined by a cubic in
-    // s = c - x y0^2 whose leading coefficient is 1. Its magic constant is not the classic one: it
-    // scales y0 so that the best cubic on the resulting range of x y0^2 has that leading coefficient.
-    // The first Horner step is then an addition, s + k2, which writes a new register; a multiply-add
-    // there overwrites one of its operands, and both compilers copied the leading coefficient's
-    // register for it once per vector of interactions. 4.6-4.7e-7 in exact arithmetic in both precisions,
-    // against 7.5e-7 for the unconstrained cubic on the classic constant (docs/performance-kokkos.md).
+    // The estimate for operator() and float64's mass_cubed: a bit estimate refined by the cubic
+    // s^3 + k1 s + k0 in s = c - x y0^2. Its magic constant is not the classic one: it scales y0 so that
+    // the best cubic on the resulting range of x y0^2 has leading coefficient 1, and the centre c is
+    // where that cubic has no s^2 term (every monic cubic has one such centre). Two dependent
+    // multiply-adds then evaluate it; with an s^2 term it took an addition more, and 2D float64's
+    // kokkos.simd ran 5-12 % slower. 4.5-4.7e-7 in exact arithmetic in both precisions, against 7.5e-7
+    // for the unconstrained cubic on the classic constant (docs/performance-kokkos.md).
     template <class Real>
     struct CubicEstimate;
 
@@ -98,25 +98,25 @@ private:
         using C = CubicEstimate<Real>;
         const Real y0 = bit_estimate(x, C::magic);
         const Real s = C::centre - x * (y0 * y0);
-        const Real q = ((s + C::k2) * s + C::k1) * s + C::k0;
+        const Real q = (s * s + C::k1) * s + C::k0;
         return y0 * q;
     }
 };
 
 // Fitted by linear programming for the least largest relative error of y0 q over x in [1, 4) (every
 // positive normal x behaves as one of [1, 4): the estimate treats each pair of exponents alike), the
-// magic constant by a search for the smallest such error.
+// magic constant and the centre by a search for the smallest such error
+// (scripts/fit_inv_sqrt_estimate.py).
 template <>
 struct PortableInvSqrt::CubicEstimate<float> {
     static constexpr std::uint32_t magic = 0x5F1653BBu;
-    static constexpr float centre = 0.717993915f, k2 = 0.860795617f, k1 = 0.821841538f, k0 = 1.18015599f;
+    static constexpr float centre = 1.00493574f, k1 = 0.574834406f, k0 = 0.991586387f;
 };
 
 template <>
 struct PortableInvSqrt::CubicEstimate<double> {
     static constexpr std::uint64_t magic = 0x5FE2CB9250EC8370ull;
-    static constexpr double centre = 0.7182710696586754, k2 = 0.8599954937747055, k1 = 0.8213646735273368,
-                            k0 = 1.179928271940217;
+    static constexpr double centre = 1.004936234250244, k1 = 0.5748323058215055, k0 = 0.9915865520603018;
 };
 
 }  // namespace nbody::kokkos

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Refit kokkos.simd's cubic estimate of 1/sqrt(x) (kokkos_impl/portable_inv_sqrt.hpp, CubicEstimate).
 
-y = y0 * q(s), y0 = bit_cast(magic - (bits(x) >> 1)), s = c - x y0^2, q(s) = s^3 + k2 s^2 + k1 s + k0:
-the leading coefficient is fixed at 1 and the magic constant, which scales y0, is searched so that
-the least largest relative error |y0 q(s) sqrt(x) - 1| over x in [1, 4) is smallest (every positive
-normal x behaves as one of [1, 4)). Each fit is a linear programme in (k2, k1, k0). Needs numpy and
-scipy (Debian: python3-numpy, python3-scipy). Prints the constants and the error in exact arithmetic;
-tests/test_kokkos.cpp measures them with the precision's roundings.
+y = y0 * q(s), y0 = bit_cast(magic - (bits(x) >> 1)), s = c - x y0^2, q(s) = s^3 + k1 s + k0.
+First the monic cubic s^3 + k2 s^2 + k1 s + k0 at a centre mid-range: the magic constant, which scales
+y0, is searched so that its least largest relative error |y0 q(s) sqrt(x) - 1| over x in [1, 4) is
+smallest (every positive normal x behaves as one of [1, 4)). Shifting s by k2/3 removes its s^2 term
+(the same polynomial, one operation fewer to evaluate); the centre c is then searched near that shift,
+in the precision's rounding, with k1, k0 refitted at each. Each fit is a linear programme. Needs numpy
+and scipy (Debian: python3-numpy, python3-scipy). Prints the constants and the error in exact
+arithmetic; tests/test_kokkos.cpp measures them with the precision's roundings.
 """
 import numpy as np
 from scipy.optimize import linprog
@@ -26,23 +28,41 @@ def reduced_arguments(magic, utype, ftype, samples):
     return x * y0 * y0
 
 
-def fit(u, centre):
-    """Least largest |sqrt(u) q(s) - 1|, s = centre - u, q monic: returns (k2, k1, k0), error."""
+def fit(u, centre, powers):
+    """Least largest |sqrt(u) q(s) - 1|, s = centre - u, q = s^3 + the fitted coefficients of s^powers:
+    returns the coefficients (highest power first) and the error."""
     s, r = centre - u, np.sqrt(u)
-    a = np.stack([r * s * s, r * s, r], axis=1)
+    a = np.stack([r * s**k for k in powers], axis=1)
     b = 1 - r * s**3
     ones = np.ones((len(u), 1))
-    res = linprog([0, 0, 0, 1], A_ub=np.vstack([np.hstack([a, -ones]), np.hstack([-a, -ones])]),
-                  b_ub=np.concatenate([b, -b]), bounds=[(None, None)] * 3 + [(0, None)], method="highs")
-    return res.x[:3], res.x[3]
+    free = len(powers)
+    res = linprog([0] * free + [1], A_ub=np.vstack([np.hstack([a, -ones]), np.hstack([-a, -ones])]),
+                  b_ub=np.concatenate([b, -b]), bounds=[(None, None)] * free + [(0, None)], method="highs")
+    return res.x[:free], res.x[free]
 
 
-def fit_for_magic(magic, utype, ftype, samples):
-    """The fit on the range of x y0^2 for `magic`, centred mid-range (the centre rounded to ftype)."""
+def fit_monic(magic, utype, ftype, samples):
+    """The monic cubic on the range of x y0^2 for `magic`, centred mid-range (the centre rounded to ftype):
+    error, centre, (k2, k1, k0)."""
     u = reduced_arguments(magic, utype, ftype, samples)
     centre = float(ftype(0.5 * (u.min() + u.max())))
-    coefficients, error = fit(u, centre)
+    coefficients, error = fit(u, centre, (2, 1, 0))
     return error, centre, coefficients
+
+
+def fit_depressed(magic, utype, ftype, samples):
+    """s^3 + k1 s + k0 for `magic`: the centre (in ftype) searched within 3e-4 of the monic fit's shifted
+    centre, where the two are the same polynomial. Returns error, centre, (k1, k0)."""
+    u = reduced_arguments(magic, utype, ftype, samples)
+    _, centre, (k2, _, _) = fit_monic(magic, utype, ftype, samples)
+    shifted = float(ftype(centre + k2 / 3))
+    best = None
+    for offset in np.linspace(-3e-4, 3e-4, 61):
+        candidate = float(ftype(shifted + offset))
+        coefficients, error = fit(u, candidate, (1, 0))
+        if best is None or error < best[0]:
+            best = (error, candidate, coefficients)
+    return best
 
 
 def main():
@@ -50,13 +70,13 @@ def main():
         # y0 scaled by 2^-d: d near 0.26 makes the best cubic's leading coefficient 1.
         shifts = np.linspace(0.250, 0.266, 65)
         magics = [classic - int(d * 2**mantissa_bits) for d in shifts]
-        best = min(magics, key=lambda m: fit_for_magic(m, utype, ftype, 3001)[0])
-        error, centre, (k2, k1, k0) = fit_for_magic(best, utype, ftype, 60001)
+        best = min(magics, key=lambda m: fit_monic(m, utype, ftype, 3001)[0])
+        error, centre, (k1, k0) = fit_depressed(best, utype, ftype, 60001)
         if name == "float":
-            print(f"float:  magic 0x{best:08X}  centre {np.float32(centre):.9g}f  k2 {np.float32(k2):.9g}f  "
-                  f"k1 {np.float32(k1):.9g}f  k0 {np.float32(k0):.9g}f  error {error:.3e}")
+            print(f"float:  magic 0x{best:08X}  centre {np.float32(centre):.9g}f  k1 {np.float32(k1):.9g}f  "
+                  f"k0 {np.float32(k0):.9g}f  error {error:.3e}")
         else:
-            print(f"double: magic 0x{best:016X}  centre {centre!r}  k2 {k2!r}  k1 {k1!r}  k0 {k0!r}  error {error:.3e}")
+            print(f"double: magic 0x{best:016X}  centre {centre!r}  k1 {k1!r}  k0 {k0!r}  error {error:.3e}")
 
 
 if __name__ == "__main__":
