@@ -71,6 +71,8 @@ struct PortableInvSqrt {
             const Real y0 = bit_estimate(x, kQuarticMagic);
             const Real y0_2 = y0 * y0;
             const Real t = x * y0_2 - kQuarticCentre;
+            // Horner: Estrin's scheme (a shorter chain, one operation more) measured 2-5 % slower, as
+            // the float32 loop is bound by vector issue slots.
             return (y0_2 * y0) * ((((w[4] * t + w[3]) * t + w[2]) * t + w[1]) * t + w[0]);
         }
     }
@@ -88,8 +90,9 @@ private:
     // the best cubic on the resulting range of x y0^2 has leading coefficient 1, and the centre c is
     // where that cubic has no s^2 term (every monic cubic has one such centre). Two dependent
     // multiply-adds then evaluate it; with an s^2 term it took an addition more, and 2D float64's
-    // kokkos.simd ran 5-12 % slower. 4.5-4.7e-7 in exact arithmetic in both precisions, against 7.5e-7
-    // for the unconstrained cubic on the classic constant (docs/performance-kokkos.md).
+    // kokkos.simd ran 4-12 % slower (a dependency chain one step longer). 4.5-4.7e-7 in exact
+    // arithmetic in both precisions, against 7.5e-7 for the unconstrained cubic on the classic
+    // constant (docs/performance-kokkos.md).
     template <class Real>
     struct CubicEstimate;
 

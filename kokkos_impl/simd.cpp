@@ -20,8 +20,9 @@ namespace kokkos {
 // share the j body's loads and the loop counter): the most that measured faster on the Xeon hosts
 // with AVX-512's 32 vector registers, which hold the chains' positions, sums and temporaries and the
 // refinement's constants. Four in float32 (3D reads a few positions back from the stack and still
-// gained 3-4 %), three in 2D float64, two in 3D float64 (three or four spill there, and lost 1-3 %).
-// Elsewhere (16 vector registers) 128 bytes, unmeasured wider. docs/performance-kokkos.md.
+// gained 3-4 % over two; three measured the same as four), three in 2D float64, two in 3D float64
+// (three or four spill there, and lost 1-3 %). Elsewhere (16 vector registers) 128 bytes, unmeasured
+// wider. docs/performance-kokkos.md.
 template <class Real, int Dim>
 inline constexpr int kGroupBytes =
 #if defined(__AVX512F__)
