@@ -41,20 +41,18 @@ def fit(u, centre, powers):
     return res.x[:free], res.x[free]
 
 
-def fit_monic(magic, utype, ftype, samples):
-    """The monic cubic on the range of x y0^2 for `magic`, centred mid-range (the centre rounded to ftype):
+def fit_monic(u, ftype):
+    """The monic cubic on the range u of x y0^2, centred mid-range (the centre rounded to ftype):
     error, centre, (k2, k1, k0)."""
-    u = reduced_arguments(magic, utype, ftype, samples)
     centre = float(ftype(0.5 * (u.min() + u.max())))
     coefficients, error = fit(u, centre, (2, 1, 0))
     return error, centre, coefficients
 
 
-def fit_depressed(magic, utype, ftype, samples):
-    """s^3 + k1 s + k0 for `magic`: the centre (in ftype) searched within 3e-4 of the monic fit's shifted
-    centre, where the two are the same polynomial. Returns error, centre, (k1, k0)."""
-    u = reduced_arguments(magic, utype, ftype, samples)
-    _, centre, (k2, _, _) = fit_monic(magic, utype, ftype, samples)
+def fit_depressed(u, ftype):
+    """s^3 + k1 s + k0 on the range u of x y0^2: the centre (in ftype) searched within 3e-4 of the monic
+    fit's shifted centre, where the two are the same polynomial. Returns error, centre, (k1, k0)."""
+    _, centre, (k2, _, _) = fit_monic(u, ftype)
     shifted = float(ftype(centre + k2 / 3))
     best = None
     for offset in np.linspace(-3e-4, 3e-4, 61):
@@ -70,8 +68,8 @@ def main():
         # y0 scaled by 2^-d: d near 0.26 makes the best cubic's leading coefficient 1.
         shifts = np.linspace(0.250, 0.266, 65)
         magics = [classic - int(d * 2**mantissa_bits) for d in shifts]
-        best = min(magics, key=lambda m: fit_monic(m, utype, ftype, 3001)[0])
-        error, centre, (k1, k0) = fit_depressed(best, utype, ftype, 60001)
+        best = min(magics, key=lambda m: fit_monic(reduced_arguments(m, utype, ftype, 3001), ftype)[0])
+        error, centre, (k1, k0) = fit_depressed(reduced_arguments(best, utype, ftype, 60001), ftype)
         if name == "float":
             print(f"float:  magic 0x{best:08X}  centre {np.float32(centre):.9g}f  k1 {np.float32(k1):.9g}f  "
                   f"k0 {np.float32(k0):.9g}f  error {error:.3e}")
