@@ -1,5 +1,4 @@
 # Decides which programming models this build holds and records why each that is off is off.
-set(NBODY_FETCHED_KOKKOS_VERSION 4.7.01)
 
 # --- OpenMP ---------------------------------------------------------------
 set(NBODY_WITH_OPENMP OFF)

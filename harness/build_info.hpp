@@ -9,6 +9,7 @@ struct BuildInfo {
     std::string compiler;
     std::string build_type;
     std::string build_flags;
+    std::string host_arch;  // NBODY_HOST_ARCH as built: "native (znver4)", "x86-64-v4", "default"
     std::string git_commit;  // 40 hex digits, "-dirty" with uncommitted changes, or "unknown"
 };
 

@@ -106,6 +106,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["cuda_runtime_version"] = gpu ? ordered_json(gpu->runtime_version) : text_or_null(facts, {"cuda_runtime"});
     c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
     c["build_facts"] = facts;
+    c["build_facts"]["host_arch"] = build.host_arch;  // the ISA host code (and a built Kokkos) was compiled for
     const auto thresholds_json = [&](Precision precision) {
         const Thresholds t = spec.verification.thresholds_for(precision);
         return ordered_json{{"max_pos_err", t.max_pos_err},

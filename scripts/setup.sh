@@ -3,7 +3,10 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev
-          python3 python3-matplotlib python3-pandas libtrilinos-kokkos-dev
+          python3 python3-matplotlib python3-pandas
+          # Kokkos: the pinned release is built at configure time (patch applies its CUDA 13 fix);
+          # Debian's Kokkos 3.4 (Serial only) is the fallback when no source can be had
+          patch libtrilinos-kokkos-dev
           # scripts/sanitizers.sh and scripts/fuzz.sh: Clang with libFuzzer and the sanitizer runtimes,
           # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through)
           clang-16 libclang-rt-16-dev libomp-16-dev
