@@ -68,6 +68,36 @@ def describe_config(c: Config, several_builds: bool) -> str:
         (f" ({c.build_label})" if several_builds else "")
 
 
+def glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
+    """The report's first screen: per device and workload, the fastest Kokkos variant on each parallel
+    execution space ÷ the fastest hand-written variant of that space's model, at the largest problem both ran."""
+    rows = []
+    for t in summary:
+        shown = set()
+        for r in t.rows:  # each group's largest problem comes first
+            if r.ratio is None or r.model in shown:
+                continue
+            shown.add(r.model)
+            kokkos = r.best
+            written = next(h.best for h in t.rows if h.model == r.compared_with and h.problem == r.problem)
+            isa = kokkos.build.isa if t.kind == "CPU" else "—"
+            if t.kind == "CPU" and kokkos.build.isa != written.build.isa:
+                isa = f"Kokkos {kokkos.build.isa}, {written.variant} {written.build.isa}: different ISAs, not like for like"
+            rows.append([t.device, workload_text(t.workload), f"{r.model} ÷ {r.compared_with}", num(r.ratio),
+                         kokkos.variant, written.variant, f"{kokkos.n} / {kokkos.d}", isa])
+    lines = ["## Portability at a glance", "",
+             "How far Kokkos stays from hand-written code on each device: the fastest Kokkos variant on a parallel "
+             "execution space ÷ the fastest hand-written variant of that space's model (Kokkos on CUDA ÷ CUDA, Kokkos "
+             "on OpenMP ÷ OpenMP), in interactions/s at the largest N both ran (1 = as fast, over every tuning "
+             "measured). Kokkos Serial is not compared: serial.reference is the correctness baseline, not tuned code. "
+             "On the host, `omp.simd` picks its vector instructions at run time; Kokkos and the other host variants "
+             "run what their build was compiled for (ISA column).", ""]
+    if not rows:
+        return lines + ["_No device ran both a Kokkos variant on a parallel space and its hand-written model._", ""]
+    return lines + table(["device", "workload", "ratio of", "ratio", "Kokkos variant", "hand-written variant",
+                          "N / D", "ISA"], rows)
+
+
 def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict) -> list[str]:
     several_builds = len({c.build for c in configs}) > 1
     small_n, small_d = analysis.SEED000_SMALL_PROBLEM
@@ -476,7 +506,9 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
              f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
              f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
              "significant figures.", ""]
-    lines += summary_section(configs, analysis.summary(configs), pps, anchors)
+    summary = analysis.summary(configs)
+    lines += glance_section(summary)
+    lines += summary_section(configs, summary, pps, anchors)
     lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
     lines += ratio_section(configs, stems["portability_ratio_vs_n"], formats)
     lines += ["## Efficiency against N", "",

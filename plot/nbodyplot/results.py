@@ -69,7 +69,11 @@ class Build:
 
     @property
     def isa(self) -> str:
-        """The C++ -march of the flags, or "default ISA" (the compiler's baseline: a portable binary)."""
+        """The host ISA the build names (build fact host_arch, e.g. "native (znver4)"), else the C++ -march of
+        the flags, else "default ISA" (the compiler's baseline: a portable binary)."""
+        host_arch = dict(self.facts).get("host_arch")
+        if host_arch:
+            return "default ISA" if host_arch == "default" else f"-march={host_arch}"
         cxx = self.flags.split("; CUDA", 1)[0]
         march = re.findall(r"-march=(\S+)", cxx)
         return f"-march={march[-1]}" if march else "default ISA"

@@ -539,14 +539,29 @@ class Summary(unittest.TestCase):
             self.assertTrue(math.isclose(number(ratio), expected, rel_tol=REL), f"{ratio} against {expected:.4g}")
             self.assertEqual(by_model[hand]["Kokkos ÷ hand-written"], "")
 
-    def test_the_summary_comes_first_and_the_first_device_in_30_lines(self):
+    def test_the_portability_answer_comes_first_then_the_summary(self):
         lines = self.report.splitlines()
         sections = [line for line in lines if line.startswith("## ")]
-        self.assertEqual(sections[0], "## Summary")
-        heading, rows = summary_table(self.report, SYNTHETIC_GPU)
-        first_row_index = lines.index(heading) + 4 + len(rows) - 1
-        self.assertLess(first_row_index, 30, "the GPU's Kokkos ÷ CUDA at large and small N and its verification "
-                                             "count within the first 30 lines")
+        self.assertEqual(sections[:2], ["## Portability at a glance", "## Summary"])
+        glance = parse_table(self.report, "## Portability at a glance")
+        first_gpu = next(i for i, r in enumerate(glance) if r["device"] == SYNTHETIC_GPU)
+        self.assertLess(lines.index("## Portability at a glance") + 6 + first_gpu, 25,
+                        "the GPU's Kokkos ÷ CUDA within the first 25 lines")
+
+    def test_the_glance_gives_kokkos_on_each_parallel_space_against_its_hand_written_model(self):
+        glance = parse_table(self.report, "## Portability at a glance")
+        default = {(r["device"], r["ratio of"]): r for r in glance if r["workload"] == "2d/fp32/euler"}
+        self.assertEqual(set(default), {(SYNTHETIC_GPU, "Kokkos (cuda) ÷ CUDA"),
+                                        (SYNTHETIC_CPU, "Kokkos (openmp) ÷ OpenMP")})
+        for (device, _), r in default.items():
+            summary_row = next(s for s in summary_table(self.report, device)[1]
+                               if s["model"] == r["ratio of"].split(" ÷ ")[0])
+            self.assertEqual(number(r["ratio"]), number(summary_row["Kokkos ÷ hand-written"]))
+            self.assertEqual(r["Kokkos variant"], summary_row["best variant"])
+
+    def test_kokkos_serial_is_never_a_portability_ratio(self):
+        self.assertNotIn("Kokkos (serial) ÷", self.report)
+        self.assertNotIn("× serial", self.report)
 
     def test_kokkos_against_cuda_on_the_gpu(self):
         self.check_pair(SYNTHETIC_GPU, "CUDA", "cuda", "Kokkos (cuda)", "cuda")
