@@ -1,21 +1,21 @@
-"""Tests of plot/nbodyplot/seed004.py: seed report 004's Table 2 recomputed from its raw times,
+"""Tests of plot/nbodyplot/tiling_ladder.py: the published Table 2 recomputed from its raw times,
 the rungs told apart by their tunings, and our table built from the fastest verified run.
 
-Run: /usr/bin/python3 -m unittest discover -s plot/tests -p 'test_seed004.py'"""
+Run: /usr/bin/python3 -m unittest discover -s plot/tests -p 'test_tiling_ladder.py'"""
 import sys
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from nbodyplot import seed004  # noqa: E402
+from nbodyplot import tiling_ladder  # noqa: E402
 from nbodyplot.report import table  # noqa: E402
 from nbodyplot.results import Build, Config  # noqa: E402
 
 BUILD = Build(commit="c", compiler="g", build_type="Release", flags="", facts=())
 
 
-def config(variant, tuning, n, seconds, verified=True, workload=seed004.WORKLOAD, device="H100"):
+def config(variant, tuning, n, seconds, verified=True, workload=tiling_ladder.WORKLOAD, device="H100"):
     return Config(source="s.json", device=device, device_kind="GPU", build=BUILD, workload=workload,
                   variant=variant, backend="cuda", tuning=dict(tuning), n=n, d=10, steps=20,
                   values={"time_per_step_s": seconds}, verified=verified)
@@ -23,8 +23,8 @@ def config(variant, tuning, n, seconds, verified=True, workload=seed004.WORKLOAD
 
 class ReportTable(unittest.TestCase):
     def test_the_reports_table_2_from_its_raw_times(self):
-        rows = {row[0].split()[0]: row[1:] for row in seed004.table_rows(seed004.REPORT_SECONDS)}
-        # Printed in the report's Table 2: vs previous, vs GPU0, vs GPU1 at 20k, 100k, 200k.
+        rows = {row[0].split()[0]: row[1:] for row in tiling_ladder.table_rows(tiling_ladder.REPORT_SECONDS)}
+        # Printed in the published Table 2: vs previous, vs GPU0, vs GPU1 at 20k, 100k, 200k.
         self.assertEqual(rows["GPU1"][3:6], ["2.92×", "3.05×", "3.23×"])
         self.assertEqual(rows["GPU4"][3:6], ["6.61×", "7.10×", "7.07×"])
         self.assertEqual(rows["GPU3"][0:3], ["1.58×", "1.58×", "1.56×"])
@@ -36,35 +36,35 @@ class ReportTable(unittest.TestCase):
 
 class Rungs(unittest.TestCase):
     def test_each_rung_is_its_predecessor_plus_one_tuning(self):
-        names = list(seed004.RUNG_TUNINGS)
+        names = list(tiling_ladder.RUNG_TUNINGS)
         for before, after in zip(names, names[1:]):
-            changed = {k for k in seed004.RUNG_TUNINGS[after]
-                       if seed004.RUNG_TUNINGS[after][k] != seed004.RUNG_TUNINGS[before].get(k)}
+            changed = {k for k in tiling_ladder.RUNG_TUNINGS[after]
+                       if tiling_ladder.RUNG_TUNINGS[after][k] != tiling_ladder.RUNG_TUNINGS[before].get(k)}
             self.assertEqual(len(changed), 1, (before, after, changed))
 
     def test_configurations_are_told_apart_by_their_tunings(self):
-        self.assertEqual(seed004.rung_of(config("cuda.pairwise", {"block_size": "16"}, 20000, 1)), "GPU0")
-        self.assertEqual(seed004.rung_of(config("cuda.tiled", {}, 20000, 1)), "GPU1")
-        for rung, tunings in seed004.RUNG_TUNINGS.items():
-            self.assertEqual(seed004.rung_of(config(seed004.SEED004, {**tunings, "len": "1"}, 20000, 1)), rung)
-        mixed = {**seed004.RUNG_TUNINGS["GPU2"], "register_reduction": "on"}  # on no rung
-        self.assertIsNone(seed004.rung_of(config(seed004.SEED004, mixed, 20000, 1)))
-        self.assertIsNone(seed004.rung_of(config("cuda.sliced", {}, 20000, 1)))
+        self.assertEqual(tiling_ladder.rung_of(config("cuda.pairwise", {"block_size": "16"}, 20000, 1)), "GPU0")
+        self.assertEqual(tiling_ladder.rung_of(config("cuda.tiled", {}, 20000, 1)), "GPU1")
+        for rung, tunings in tiling_ladder.RUNG_TUNINGS.items():
+            self.assertEqual(tiling_ladder.rung_of(config(tiling_ladder.STEPWISE, {**tunings, "len": "1"}, 20000, 1)), rung)
+        mixed = {**tiling_ladder.RUNG_TUNINGS["GPU2"], "register_reduction": "on"}  # on no rung
+        self.assertIsNone(tiling_ladder.rung_of(config(tiling_ladder.STEPWISE, mixed, 20000, 1)))
+        self.assertIsNone(tiling_ladder.rung_of(config("cuda.sliced", {}, 20000, 1)))
 
 
 class OurTable(unittest.TestCase):
     def test_fastest_verified_run_of_the_reports_workload(self):
-        gpu4 = seed004.RUNG_TUNINGS["GPU4"]
+        gpu4 = tiling_ladder.RUNG_TUNINGS["GPU4"]
         configs = [config("cuda.pairwise", {"block_size": "64"}, 20000, 0.010),
                    config("cuda.pairwise", {"block_size": "128"}, 20000, 0.008),
                    config("cuda.tiled", {}, 20000, 0.004),
-                   config(seed004.SEED004, {**gpu4, "len": "1"}, 20000, 0.002),
-                   config(seed004.SEED004, {**gpu4, "len": "2"}, 20000, 0.001, verified=False),
-                   config(seed004.SEED004, {**gpu4, "len": "4"}, 20000, 0.0005, workload=(2, "fp32", "euler"))]
-        best = seed004.best_times(configs)
+                   config(tiling_ladder.STEPWISE, {**gpu4, "len": "1"}, 20000, 0.002),
+                   config(tiling_ladder.STEPWISE, {**gpu4, "len": "2"}, 20000, 0.001, verified=False),
+                   config(tiling_ladder.STEPWISE, {**gpu4, "len": "4"}, 20000, 0.0005, workload=(2, "fp32", "euler"))]
+        best = tiling_ladder.best_times(configs)
         self.assertEqual(best[("H100", "GPU0", 20000)][0], 0.008)
         self.assertEqual(best[("H100", "GPU4", 20000)][0], 0.002)
-        lines = seed004.section(configs, table)
+        lines = tiling_ladder.section(configs, table)
         text = "\n".join(lines)
         self.assertIn("Ours on H100:", text)
         ours = text.split("Ours on H100:")[1]
@@ -75,7 +75,7 @@ class OurTable(unittest.TestCase):
         self.assertEqual(cells[5], "—")      # not measured at 100k
 
     def test_no_ladder_no_section(self):
-        self.assertEqual(seed004.section([config("cuda.sliced", {}, 20000, 1)], table), [])
+        self.assertEqual(tiling_ladder.section([config("cuda.sliced", {}, 20000, 1)], table), [])
 
 
 if __name__ == "__main__":

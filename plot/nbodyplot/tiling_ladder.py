@@ -1,15 +1,15 @@
-"""Seed report 004's Table 2 in its shape: each rung of its GPU ladder (GPU0 simple pairwise ...
-GPU8 block parameterization), its speedup over the previous rung, over GPU0 and over GPU1 at
-N = 20k, 100k, 200k; ours (best tuning of each rung, per GPU) beside the report's GTX 980."""
+"""The published 2D-tiling ladder (docs/references.md) in the shape of its Table 2: each rung (GPU0
+simple pairwise ... GPU8 block parameterization), its speedup over the previous rung, over GPU0 and
+over GPU1 at N = 20k, 100k, 200k; ours (best tuning of each rung, per GPU) beside its GTX 980."""
 from __future__ import annotations
 
 from .results import Config, num
 
 WORKLOAD = (3, "fp32", "leapfrog")
 SIZES = (20000, 100000, 200000)
-SEED004 = "cuda.tiled2d_seed004"
+STEPWISE = "cuda.tiled2d_stepwise"
 
-# The report's Appendix 2 Table 2: seconds per iteration of each rung's best run on its GTX 980.
+# The published Appendix 2 Table 2: seconds per iteration of each rung's best run on its GTX 980.
 REPORT_SECONDS = {
     "GPU0": (0.025041, 0.604406, 2.407589),
     "GPU1": (0.008573, 0.198012, 0.746396),
@@ -26,7 +26,7 @@ RUNG_NAMES = {"GPU0": "simple pairwise", "GPU1": "Nvidia tiling", "GPU2": "2D ti
               "GPU4": "basic 2D tiling (shared memory)", "GPU5": "register reduction",
               "GPU6": "bank-conflict avoidance", "GPU7": "cuBLAS accumulation", "GPU8": "block parameterization"}
 
-# Each rung of cuda.tiled2d_seed004 builds on the previous one: the tunings it sets.
+# Each rung of cuda.tiled2d_stepwise builds on the previous one: the tunings it sets.
 _STEPS = [("GPU2", {"rsqrt": "off", "shared_memory": "off", "register_reduction": "off",
                     "bank_conflict_avoidance": "off", "compile_time_shape": "off", "reduction": "hand"}),
           ("GPU3", {"rsqrt": "on"}), ("GPU4", {"shared_memory": "on"}), ("GPU5", {"register_reduction": "on"}),
@@ -46,12 +46,12 @@ RUNG_TUNINGS = _rung_tunings()
 
 
 def rung_of(c: Config) -> str | None:
-    """The report's rung a configuration runs, or None."""
+    """The published rung a configuration runs, or None."""
     if c.variant == "cuda.pairwise":
         return "GPU0"
     if c.variant == "cuda.tiled":
         return "GPU1"
-    if c.variant == SEED004:
+    if c.variant == STEPWISE:
         for rung, tunings in RUNG_TUNINGS.items():
             if all(str(c.tuning.get(k)) == v for k, v in tunings.items()):
                 return rung
@@ -59,7 +59,7 @@ def rung_of(c: Config) -> str | None:
 
 
 def best_times(configs: list[Config]) -> dict:
-    """(device, rung, N) -> (fastest verified time per step, its Config) on the report's workload."""
+    """(device, rung, N) -> (fastest verified time per step, its Config) on the published ladder's workload."""
     best = {}
     for c in configs:
         rung = rung_of(c)
@@ -99,18 +99,18 @@ HEADER = (["rung"] + [f"vs previous {n // 1000}k" for n in SIZES] + [f"vs GPU0 {
 
 
 def section(configs: list[Config], table) -> list[str]:
-    """The report's section: Table 2 per GPU that ran the ladder, the report's own first; [] without one."""
+    """The section: Table 2 per GPU that ran the ladder, the published one first; [] without one."""
     best = best_times(configs)
     devices = sorted({device for device, _, _ in best})
     if not devices:
         return []
-    lines = ["## Seed report 004's GPU ladder (its Table 2)", "",
+    lines = ["## 2D-tiling ladder against its published GTX 980 times", "",
              "Speedup of each rung's fastest verified run (any tuning of the rung) over the previous rung, over "
-             "GPU0 and over GPU1, on the report's workload (3D, float32, leapfrog). GPU0 is `cuda.pairwise`, GPU1 "
-             "`cuda.tiled` (with rsqrtf, where the report's used sqrt and divide), GPU2–GPU8 `cuda.tiled2d_seed004` "
-             "with the rung's tunings (docs/performance-cuda.md). The report's GPU2 has no \"vs previous\" "
-             "(it is not built on GPU1).", "",
-             "The report (GTX 980, its Appendix 2 Table 2):", ""]
+             "GPU0 and over GPU1, on the published ladder's workload (3D, float32, leapfrog; docs/references.md). "
+             "GPU0 is `cuda.pairwise`, GPU1 `cuda.tiled` (with rsqrtf, where the published one used sqrt and "
+             "divide), GPU2–GPU8 `cuda.tiled2d_stepwise` with the rung's tunings (docs/performance-cuda.md). "
+             "GPU2 has no \"vs previous\" (it is not built on GPU1).", "",
+             "Published (GTX 980, its Appendix 2 Table 2):", ""]
     lines += table(HEADER, table_rows(REPORT_SECONDS))
     for device in devices:
         times = {rung: tuple(best[(device, rung, n)][0] if (device, rung, n) in best else None for n in SIZES)
