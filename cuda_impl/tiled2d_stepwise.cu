@@ -1,17 +1,17 @@
-// cuda.tiled2d_seed004: seed report 004's 2D tiling as the report wrote it (§4.1), its rungs GPU2 to
-// GPU8 as tunings. A block of len x wid threads (the report's blockDim.x x blockDim.y) owns wid
+// cuda.tiled2d_stepwise: the published 2D tiling study's kernel as written (docs/references.md, its
+// §4.1), its optimisation steps GPU2 to GPU8 as tunings. A block of len x wid threads (the study's blockDim.x x blockDim.y) owns wid
 // bodies i (threadIdx.y) and one chunk of len * luf bodies j (blockIdx.x); each of a body's len
 // threads sums luf of them and writes its own partial pull, so a body has N / luf partials, summed
-// by a second step (row_reduction.cuh: hand, CUB, or the report's cuBLAS gemv). Unlike cuda.tiled2d
+// by a second step (row_reduction.cuh: hand, CUB, or the study's cuBLAS gemv). Unlike cuda.tiled2d
 // there is no fold of the partials inside the block. The rungs:
 //   GPU2 shared_memory=off rsqrt=off  bodies j read from global memory, 1/sqrt as sqrt and divide
 //   GPU3 rsqrt=on                     the hardware reciprocal square root
 //   GPU4 shared_memory=on             the chunk staged once in shared memory (packed like float4)
-//   GPU5 register_reduction=on        the report's volatile staging-loop counter (fewer registers)
+//   GPU5 register_reduction=on        the study's volatile staging-loop counter (fewer registers)
 //   GPU6 bank_conflict_avoidance=on   staging writes and chunk reads strided instead of contiguous
 //   GPU7 reduction=cublas             partials in the transposed layout, summed by gemv
 //   GPU8 compile_time_shape=on        len and luf template parameters (float32 workloads)
-// The report's rules are checked before any device call: len * luf <= 1024, luf >= wid.
+// The study's rules are checked before any device call: len * luf <= 1024, luf >= wid.
 #include <string>
 #include <type_traits>
 
@@ -25,13 +25,13 @@
 namespace nbody::cuda {
 namespace {
 
-const std::string kId = "cuda.tiled2d_seed004";
-constexpr long kMaxStagedBodies = 1024;  // the report's len * luf <= 1024: 16 KiB of float4 per block
+const std::string kId = "cuda.tiled2d_stepwise";
+constexpr long kMaxStagedBodies = 1024;  // the study's len * luf <= 1024: 16 KiB of float4 per block
 constexpr unsigned int kMaxGridY = 65535;
 
 enum class Staging { global_memory, shared, shared_volatile_counter };
 
-// A body j staged in shared memory: position axes from v[0], mass in v[3] (the report's float4).
+// A body j staged in shared memory: position axes from v[0], mass in v[3] (the study's float4).
 template <class Real>
 struct alignas(4 * sizeof(Real)) StagedBody {
     Real v[4];
@@ -48,7 +48,7 @@ struct Shape {
 
 // Len == 0: len and luf from `shape`; otherwise compiled in (GPU8, strided access).
 template <class Real, int Dim, class InvSqrt, Staging S, int Len, int Luf>
-__global__ void seed004_partials(DeviceBodies<Real, Dim> bodies, Shape shape, PartialRows<Real, Dim> out,
+__global__ void stepwise_partials(DeviceBodies<Real, Dim> bodies, Shape shape, PartialRows<Real, Dim> out,
                                  DeviceConstants<Real> c) {
     constexpr bool compiled_shape = Len != 0;
     const int len = compiled_shape ? Len : shape.len;
@@ -116,14 +116,14 @@ Settings settings_of(const TuningValues& t) {
             .reduction = t.at("reduction")};
 }
 
-// The report's rules and ours, as UsageErrors naming the rule, before the base class touches the device.
+// The study's rules and ours, as UsageErrors naming the rule, before the base class touches the device.
 const TuningValues& checked(const Problem& p, const TuningValues& t) {
     const Settings s = settings_of(t);
     const auto shape = "len=" + std::to_string(s.len) + " wid=" + std::to_string(s.wid) + " luf=" + std::to_string(s.luf);
     if (static_cast<long>(s.len) * s.luf > kMaxStagedBodies)
-        throw UsageError(kId + ": " + shape + " breaks seed report 004's rule len * luf <= 1024 (a block stages len * luf bodies, at most 16 KiB)");
+        throw UsageError(kId + ": " + shape + " breaks the published 2D tiling study's rule len * luf <= 1024 (a block stages len * luf bodies, at most 16 KiB)");
     if (s.luf < s.wid)
-        throw UsageError(kId + ": " + shape + " breaks seed report 004's rule luf >= wid (each thread stages luf / wid >= 1 bodies)");
+        throw UsageError(kId + ": " + shape + " breaks the published 2D tiling study's rule luf >= wid (each thread stages luf / wid >= 1 bodies)");
     if (!s.shared_memory && (s.register_reduction || s.bank_conflict_avoidance))
         throw UsageError(kId + ": register_reduction=on and bank_conflict_avoidance=on change the shared-memory staging; they need shared_memory=on");
     if (s.compile_time_shape && !(s.rsqrt && s.shared_memory && s.bank_conflict_avoidance))
@@ -137,20 +137,20 @@ const TuningValues& checked(const Problem& p, const TuningValues& t) {
 
 template <class Real, int Dim, Staging S>
 Kernel<Real, Dim> runtime_shape_kernel(bool rsqrt) {
-    if (rsqrt) return seed004_partials<Real, Dim, DeviceRsqrt, S, 0, 0>;
-    return seed004_partials<Real, Dim, SqrtDivide, S, 0, 0>;
+    if (rsqrt) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 0, 0>;
+    return stepwise_partials<Real, Dim, SqrtDivide, S, 0, 0>;
 }
 
-// GPU8: the report's len x luf pairs with len * luf <= 1024, compiled in.
+// GPU8: the study's len x luf pairs with len * luf <= 1024, compiled in.
 template <class Real, int Dim, Staging S>
 Kernel<Real, Dim> compiled_shape_kernel(int len, int luf) {
     if constexpr (std::is_same_v<Real, float>) {
-        if (len == 1 && luf == 256) return seed004_partials<Real, Dim, DeviceRsqrt, S, 1, 256>;
-        if (len == 1 && luf == 512) return seed004_partials<Real, Dim, DeviceRsqrt, S, 1, 512>;
-        if (len == 1 && luf == 1024) return seed004_partials<Real, Dim, DeviceRsqrt, S, 1, 1024>;
-        if (len == 2 && luf == 256) return seed004_partials<Real, Dim, DeviceRsqrt, S, 2, 256>;
-        if (len == 2 && luf == 512) return seed004_partials<Real, Dim, DeviceRsqrt, S, 2, 512>;
-        if (len == 4 && luf == 256) return seed004_partials<Real, Dim, DeviceRsqrt, S, 4, 256>;
+        if (len == 1 && luf == 256) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 1, 256>;
+        if (len == 1 && luf == 512) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 1, 512>;
+        if (len == 1 && luf == 1024) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 1, 1024>;
+        if (len == 2 && luf == 256) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 2, 256>;
+        if (len == 2 && luf == 512) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 2, 512>;
+        if (len == 4 && luf == 256) return stepwise_partials<Real, Dim, DeviceRsqrt, S, 4, 256>;
     }
     throw std::logic_error(kId + ": no kernel compiled for len=" + std::to_string(len) + " luf=" + std::to_string(luf));
 }
@@ -175,9 +175,9 @@ Shape shape_of(const Settings& s) {
 }
 
 template <class Real, int Dim>
-class Tiled2dSeed004 final : public SoaSimulation<Real, Dim> {
+class Tiled2dStepwise final : public SoaSimulation<Real, Dim> {
 public:
-    Tiled2dSeed004(const Problem& p, const TuningValues& t)
+    Tiled2dStepwise(const Problem& p, const TuningValues& t)
         : SoaSimulation<Real, Dim>(p, checked(p, t)),
           settings_(settings_of(t)),
           block_(static_cast<unsigned int>(settings_.len), static_cast<unsigned int>(settings_.wid)),
@@ -219,22 +219,22 @@ TuningParameter on_off(std::string name, std::string description, std::string de
 
 }  // namespace
 
-VariantDescriptor tiled2d_seed004_variant() {
+VariantDescriptor tiled2d_stepwise_variant() {
     TuningParameter reduction = reduction_tuning();
-    reduction.default_value = "cublas";  // the defaults are the report's GPU7
+    reduction.default_value = "cublas";  // the defaults are the study's GPU7
     return cuda_descriptor(
-        kId, "seed 004's 2D tiling as written (one partial per thread), its rungs GPU2-GPU8 as tunings",
-        {choice("len", "threads per body (the report's blockDim.x), each summing luf bodies j; len * luf <= 1024", "1",
+        kId, "2D tiling as published (one partial per thread), its steps GPU2-GPU8 as tunings",
+        {choice("len", "threads per body (the study's blockDim.x), each summing luf bodies j; len * luf <= 1024", "1",
                 {"1", "2", "4"}),
-         choice("wid", "bodies per block (the report's blockDim.y); wid <= luf", "256", {"64", "128", "256", "512"}),
-         choice("luf", "bodies j per thread (the report's loop unrolling factor)", "1024", {"256", "512", "1024"}),
+         choice("wid", "bodies per block (the study's blockDim.y); wid <= luf", "256", {"64", "128", "256", "512"}),
+         choice("luf", "bodies j per thread (the study's loop unrolling factor)", "1024", {"256", "512", "1024"}),
          on_off("rsqrt", "GPU3: hardware reciprocal square root (off: sqrt and divide)", "on"),
          on_off("shared_memory", "GPU4: stage the block's len * luf bodies j in shared memory (off: read them from global memory)", "on"),
-         on_off("register_reduction", "GPU5: volatile staging-loop counter, the report's register cut", "on"),
+         on_off("register_reduction", "GPU5: volatile staging-loop counter, the study's register cut", "on"),
          on_off("bank_conflict_avoidance", "GPU6: strided staging writes and chunk reads", "on"),
          on_off("compile_time_shape", "GPU8: len and luf compiled in (float32 workloads)", "off"),
          reduction, map_tuning()},
-        [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2dSeed004>(p, t); },
+        [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2dStepwise>(p, t); },
         WorkloadSupport::every());
 }
 
