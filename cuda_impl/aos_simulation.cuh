@@ -1,5 +1,5 @@
 #pragma once
-// Seed report 000's first layout: an array of body structures in global memory, one thread per
+// the published CUDA ladder's first layout: an array of body structures in global memory, one thread per
 // body, forces into a separate array (the snapshot), then a second kernel integrates.
 // Used by cuda.baseline_aos (exact sqrt and divide) and cuda.rsqrt (hardware rsqrt).
 #include "interaction.cuh"

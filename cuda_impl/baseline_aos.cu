@@ -1,4 +1,4 @@
-// cuda.baseline_aos: seed report 000's baseline (array of structures, global memory, one thread
+// cuda.baseline_aos: the published CUDA ladder's baseline (array of structures, global memory, one thread
 // per body, 32 threads per block, sqrt and divide), with forces from the step's snapshot.
 // The kernels are in aos_simulation.cuh, shared with cuda.rsqrt.
 #include "aos_simulation.cuh"
@@ -8,7 +8,7 @@ namespace nbody::cuda {
 
 VariantDescriptor baseline_aos_variant() {
     return cuda_descriptor("cuda.baseline_aos",
-                           "seed 000 baseline: AoS in global memory, 1 thread/body, exact sqrt and divide",
+                           "baseline: AoS in global memory, 1 thread/body, exact sqrt and divide",
                            {block_size_tuning("32"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<AosSimulation<ExactDeviceInvSqrt>>(p, t);

@@ -1,6 +1,6 @@
 // cuda.fastmath: cuda.unrolled's kernels compiled with --use_fast_math (flush denormals to zero,
-// approximate division and square root: CMakeLists.txt sets it for this file alone), as seed
-// report 002's last step. Kernel in tiled_float4.cuh; this file compiles the float32 kernels,
+// approximate division and square root: CMakeLists.txt sets it for this file alone), as the
+// published OpenMP/CUDA lab's last step. Kernel in tiled_float4.cuh; this file compiles the float32 kernels,
 // also for cuda.sliced. The option changes no float64 operation, so in float64 both run
 // cuda.unrolled's kernels (unrolled.cu).
 #include "tiled_float4.cuh"

@@ -1,4 +1,4 @@
-// cuda.force_matrix: seed report 000's "N x N threads, matrix row summation": one thread per
+// cuda.force_matrix: the published CUDA ladder's "N x N threads, matrix row summation": one thread per
 // interaction writes its pull to an N x N matrix (row i = pulls on body i), then each row is
 // summed (row_reduction.cuh: hand kernel, CUB or cuBLAS). 8 N^2 bytes of matrix, hence the N cap.
 #include "interaction.cuh"

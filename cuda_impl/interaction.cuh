@@ -5,7 +5,7 @@
 
 namespace nbody::cuda {
 
-// 1/sqrt as sqrt and divide, correctly rounded (the seed baseline; float32 only).
+// 1/sqrt as sqrt and divide, correctly rounded (the published ladder's baseline; float32 only).
 struct ExactDeviceInvSqrt {
     __device__ float operator()(float v) const { return 1.0f / sqrtf(v); }
 };

@@ -1,4 +1,4 @@
-// cuda.nxn_atomic: seed report 000's "N x N threads" alternative: one thread per interaction
+// cuda.nxn_atomic: the published CUDA ladder's "N x N threads" alternative: one thread per interaction
 // (i, j), each adding its pull to body i with atomicAdd. threadIdx.x and blockIdx.x run over i,
 // so the 32 atomics of a warp hit 32 different addresses and the blocks running at one time
 // mostly hit different bodies (with blockIdx.x over j, every resident block hammered the same

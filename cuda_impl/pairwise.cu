@@ -1,6 +1,6 @@
-// cuda.pairwise: seed report 004's GPU0, "simple pairwise": one thread per body, every body j
+// cuda.pairwise: the published 2D tiling study's GPU0, "simple pairwise": one thread per body, every body j
 // read from global memory (structure of arrays), 1/sqrt as sqrt and divide. Every workload,
-// so that the report's ladder starts on its own 3D leapfrog workload.
+// so that the study's ladder starts on its own 3D leapfrog workload.
 #include "interaction.cuh"
 #include "simulation_base.cuh"
 #include "sqrt_divide.cuh"
@@ -40,13 +40,13 @@ private:
 }  // namespace
 
 VariantDescriptor pairwise_variant() {
-    // The report swept 16, 64, 128, 256 threads per block for its GPU0.
+    // The study swept 16, 64, 128, 256 threads per block for its GPU0.
     TuningParameter block_size{.name = "block_size",
                                .description = "threads per block",
                                .default_value = "128",
                                .allowed_values = {"16", "32", "64", "128", "256", "512", "1024"}};
     return cuda_descriptor("cuda.pairwise",
-                           "seed 004 GPU0: SoA in global memory, 1 thread/body, sqrt and divide (every workload)",
+                           "pairwise (the 2D tiling ladder's GPU0): SoA in global memory, 1 thread/body, sqrt and divide (every workload)",
                            {block_size, map_tuning()},
                            [](const Problem& p, const TuningValues& t) { return make_for_workload<Pairwise>(p, t); },
                            WorkloadSupport::every());

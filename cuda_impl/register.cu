@@ -38,7 +38,9 @@ void register_cuda_variants(Registry& registry) {
                           force_matrix_variant, tiled2d_variant, float4_variant, unrolled_variant, fastmath_variant,
                           sliced_variant})
         registry.add(variant());
-    for (auto* variant : {pairwise_variant, tiled2d_seed004_variant}) registry.add(variant());  // seed 004's ladder
+    for (auto* variant : {pairwise_variant, tiled2d_stepwise_variant}) registry.add(variant());  // the 2D tiling ladder
+    // The id of committed results written before the variant was named by its technique.
+    registry.add_alias("cuda.tiled2d_seed004", "cuda.tiled2d_stepwise");
     registry.add(persistent_variant());
     registry.set_gpu_probe(probe_gpu);
     registry.set_device_communicator_factory(make_device_communicator);

@@ -1,10 +1,10 @@
 #pragma once
-// Second step of the partial-sum variants (cuda.force_matrix, cuda.tiled2d, cuda.tiled2d_seed004):
+// Second step of the partial-sum variants (cuda.force_matrix, cuda.tiled2d, cuda.tiled2d_stepwise):
 // the reducer owns the rows of partial pulls (rows x row_length), the kernels write into them
 // through PartialRows, and sum() adds each row into one pull: a hand-written kernel (one warp per
-// row, shuffle tree), CUB DeviceSegmentedReduce, or cuBLAS gemv against a ones vector (seed report
-// 004's accumulation). gemv sums matrix rows of scalars, so for it the partials are stored with
-// the report's layout change: one row per (body, axis) instead of one row of vectors per body.
+// row, shuffle tree), CUB DeviceSegmentedReduce, or cuBLAS gemv against a ones vector (the published 2D tiling
+// study's accumulation). gemv sums matrix rows of scalars, so for it the partials are stored with
+// the study's layout change: one row per (body, axis) instead of one row of vectors per body.
 // Templated on the pull's real type and dimension; compiled in row_reduction.cu for each.
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 // cuda.rsqrt: the baseline with rsqrtf (one MUFU.RSQ) in place of sqrt and divide, and the
-// block size seed report 000 settled on (256). Kernels in aos_simulation.cuh.
+// block size the published CUDA ladder settled on (256). Kernels in aos_simulation.cuh.
 #include "aos_simulation.cuh"
 #include "variants.cuh"
 

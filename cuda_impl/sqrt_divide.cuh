@@ -1,7 +1,7 @@
 #pragma once
-// 1/sqrt as a correctly rounded sqrt and a divide, in the workload's precision: seed report 004's
+// 1/sqrt as a correctly rounded sqrt and a divide, in the workload's precision: the published 2D tiling study's
 // rungs before its GPU3 ("use rsqrt"). interaction.cuh's ExactDeviceInvSqrt is the float32-only
-// form of seed report 000's baseline.
+// form of the published CUDA ladder's baseline.
 namespace nbody::cuda {
 
 struct SqrtDivide {

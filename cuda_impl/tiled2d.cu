@@ -1,4 +1,4 @@
-// cuda.tiled2d: seed report 004's 2D tiling. A block of width x length threads owns `width`
+// cuda.tiled2d: the published 2D tiling study's 2D tiling. A block of width x length threads owns `width`
 // bodies i and one chunk of `chunk` bodies j, staged once in shared memory (zero-mass padding
 // past N, one barrier every thread reaches). Thread row ty sums chunk/length of the chunk,
 // the rows are folded in shared memory, and each block writes one partial pull per body:
@@ -125,7 +125,7 @@ private:
 
 VariantDescriptor tiled2d_variant() {
     return cuda_descriptor(
-        "cuda.tiled2d", "seed 004 2D tiling: chunks of j in shared memory, partial sums, second-step row sum",
+        "cuda.tiled2d", "2D tiling: chunks of j in shared memory, partial sums, second-step row sum",
         {power_of_two_tuning("width", "threads (bodies i) per block along x; width*length <= 1024", "128",
                              {"32", "64", "128", "256", "512"}),
          power_of_two_tuning("length", "thread rows per block, each summing chunk/length bodies j", "2", {"1", "2", "4", "8"}),

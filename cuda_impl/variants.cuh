@@ -16,8 +16,8 @@ VariantDescriptor fastmath_variant();
 VariantDescriptor sliced_variant();
 VariantDescriptor persistent_variant();
 }  // namespace nbody::cuda
-// Seed report 004's ladder (issue 20): its GPU0, and its GPU2-GPU8 as tunings of one kernel.
+// The published 2D tiling ladder (docs/references.md): its GPU0, and its GPU2-GPU8 as tunings of one kernel.
 namespace nbody::cuda {
 VariantDescriptor pairwise_variant();
-VariantDescriptor tiled2d_seed004_variant();
+VariantDescriptor tiled2d_stepwise_variant();
 }  // namespace nbody::cuda

@@ -132,7 +132,7 @@ void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
 
 void add_check_results_command(CLI::App& app, int& exit_status) {
     auto path = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand("check-results", "Check a results file against results/schema/results.schema.json");
+    auto* cmd = app.add_subcommand("check-results", "Check a results file against harness/results.schema.json");
     cmd->add_option("results", *path, "results file")->required();
     cmd->callback([path, &exit_status] { exit_status = check_results_command(*path); });
 }

@@ -28,7 +28,7 @@ nlohmann::ordered_json limit_inputs_json(const GpuLimitInputs& inputs);
 // The workload an entry records; 2d/fp32/euler where it records none (version 1).
 Workload entry_workload(const nlohmann::json& entry);
 
-// results/schema/results.schema.json, compiled in.
+// harness/results.schema.json, compiled in.
 const nlohmann::json& results_schema();
 
 // Violations of the schema, then of what the schema cannot say (interactions/s = N^2 / time per step,

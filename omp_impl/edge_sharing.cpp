@@ -1,4 +1,4 @@
-// omp.edge_sharing: Newton's third law (seed report 004, §5.2.2). Each pair i < j is computed once
+// omp.edge_sharing: Newton's third law (the published 2D tiling study, §5.2.2). Each pair i < j is computed once
 // and applied to both bodies, each weighted by the other's mass. Rows are taken a block at a time
 // (as many rows as vector lanes); block b holds about L(N - Lb) pairs, so blocks are dealt out in
 // pairs (b, B-1-b) of equal work, and a static schedule over them gives every thread the same
@@ -285,7 +285,7 @@ void register_omp_edge_sharing(Registry& registry) {
     omp::add_omp_variant<OmpEdgeSharing>(registry, "omp.edge_sharing",
                                          "each pair once, applied to both bodies; blocks of rows, hand-vectorised in "
                                          "16-byte vectors, exact 1/sqrt, sequential sums; heavy and light blocks "
-                                         "paired; per-thread buffers merged without locks (seed 004)",
+                                         "paired; per-thread buffers merged without locks",
                                          omp::Ranks::one);  // each pair's pull goes to both blocks: see docs/scaling.md
 }
 

@@ -1,4 +1,4 @@
-// omp.static: one body per iteration of a schedule(static) loop (seed report 002's OpenMP
+// omp.static: one body per iteration of a schedule(static) loop (the published OpenMP/CUDA lab's OpenMP
 // approach), each pull summed over all j with the reference's host_pull_on from the step's
 // snapshot: the same arithmetic and order as serial.reference in every workload.
 #include "nbody/reference.hpp"
@@ -40,7 +40,7 @@ private:
 
 void register_omp_static(Registry& registry) {
     omp::add_omp_variant<OmpStatic>(registry, "omp.static",
-                                    "one body per iteration of a static-schedule loop over the N^2 sum (seed 002)",
+                                    "one body per iteration of a static-schedule loop over the N^2 sum",
                                     omp::Ranks::several);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SIMT private memory per function in the PTX of GCC's nvptx offload compiler (issue 22).
+"""SIMT private memory per function in the PTX of GCC's nvptx offload compiler.
 
 Inside a `simd` region GCC 12 gives every lane-private value that is not a register (an array,
 a Vec, a variable whose address is taken, including the non-register locals of a function inlined

@@ -14,7 +14,7 @@ stage() {
 stage setup bash scripts/setup.sh
 stage build bash scripts/build.sh
 stage tests ctest --preset "${NBODY_PRESET:-cpu}" -j "$(nproc)"
-# The second host compiler (issue 16): the CPU models built with Clang 16 and libomp and their
+# The second host compiler: the CPU models built with Clang 16 and libomp and their
 # tests (the plot tests, compiler-independent, ran above). NBODY_CLANG=0 skips it.
 if [[ ${NBODY_CLANG:-1} == 1 ]]; then
   stage clang-build env NBODY_PRESET=cpu-clang bash scripts/build.sh

@@ -1,7 +1,7 @@
-// Seed report 004's ladder (issue 20): cuda.pairwise (its GPU0) and cuda.tiled2d_seed004 (its GPU2
-// to GPU8 as tunings). Without a GPU: the report's rules (len * luf <= 1024, luf >= wid) and ours
-// are usage errors naming the rule before any device call, and every shape of the report's grid
-// passes them. With a GPU: every rung with every row reduction (hand, CUB, cuBLAS), on the report's
+// The published 2D tiling ladder (docs/references.md): cuda.pairwise (its GPU0) and cuda.tiled2d_stepwise (its GPU2
+// to GPU8 as tunings). Without a GPU: the study's rules (len * luf <= 1024, luf >= wid) and ours
+// are usage errors naming the rule before any device call, and every shape of the study's grid
+// passes them. With a GPU: every rung with every row reduction (hand, CUB, cuBLAS), on the study's
 // 3D leapfrog workload and the canonical 2D one, agrees with the host reference, and so do the other
 // partial-sum variants with reduction=cublas.
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 namespace nbody {
 namespace {
 
-const std::string kSeed004 = "cuda.tiled2d_seed004";
+const std::string kStepwise = "cuda.tiled2d_stepwise";
 const Workload kThreeDLeapfrog{.dim = 3, .precision = Precision::fp32, .integrator = Integrator::leapfrog};
 const Workload kCanonical{};
 
@@ -31,7 +31,7 @@ const VariantDescriptor& variant(const std::string& id) {
     return *v;
 }
 
-bool gpu_present() { return variant(kSeed004).availability().available; }
+bool gpu_present() { return variant(kStepwise).availability().available; }
 
 std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n,
                                    const Workload& w = kThreeDLeapfrog) {
@@ -79,42 +79,42 @@ const std::vector<Rung>& rungs() {
     return all;
 }
 
-TEST(Seed004Rules, LenTimesLufAbove1024IsRefused) {
-    const std::string message = usage_error_of(kSeed004, {{"len", "2"}, {"luf", "1024"}, {"wid", "64"}});
+TEST(StepwiseRules, LenTimesLufAbove1024IsRefused) {
+    const std::string message = usage_error_of(kStepwise, {{"len", "2"}, {"luf", "1024"}, {"wid", "64"}});
     EXPECT_NE(message.find("len * luf <= 1024"), std::string::npos) << message;
     EXPECT_NE(message.find("len=2"), std::string::npos) << message;
 }
 
-TEST(Seed004Rules, LufBelowWidIsRefused) {
-    const std::string message = usage_error_of(kSeed004, {{"wid", "512"}, {"luf", "256"}});
+TEST(StepwiseRules, LufBelowWidIsRefused) {
+    const std::string message = usage_error_of(kStepwise, {{"wid", "512"}, {"luf", "256"}});
     EXPECT_NE(message.find("luf >= wid"), std::string::npos) << message;
 }
 
-TEST(Seed004Rules, StagingTuningsNeedSharedMemory) {
+TEST(StepwiseRules, StagingTuningsNeedSharedMemory) {
     for (const char* tuning : {"register_reduction", "bank_conflict_avoidance"}) {
-        const std::string message = usage_error_of(kSeed004, {{"shared_memory", "off"}, {tuning, "on"}});
+        const std::string message = usage_error_of(kStepwise, {{"shared_memory", "off"}, {tuning, "on"}});
         EXPECT_NE(message.find("need shared_memory=on"), std::string::npos) << tuning << ": " << message;
     }
 }
 
-TEST(Seed004Rules, CompileTimeShapeIsCompiledOnTheGpu7KernelAndFloat32Only) {
+TEST(StepwiseRules, CompileTimeShapeIsCompiledOnTheGpu7KernelAndFloat32Only) {
     for (const char* off : {"rsqrt", "bank_conflict_avoidance"}) {
-        const std::string message = usage_error_of(kSeed004, {{"compile_time_shape", "on"}, {off, "off"}});
+        const std::string message = usage_error_of(kStepwise, {{"compile_time_shape", "on"}, {off, "off"}});
         EXPECT_NE(message.find("GPU7 kernel only"), std::string::npos) << off << ": " << message;
     }
     const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
-    const std::string message = usage_error_of(kSeed004, {{"compile_time_shape", "on"}}, fp64);
+    const std::string message = usage_error_of(kStepwise, {{"compile_time_shape", "on"}}, fp64);
     EXPECT_NE(message.find("float32 workloads only"), std::string::npos) << message;
 }
 
-TEST(Seed004Rules, ValuesOutsideTheReportsGridAreRefused) {
-    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"len", "8"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"wid", "32"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"luf", "2048"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kSeed004), {{"reduction", "gemm"}}), UsageError);
+TEST(StepwiseRules, ValuesOutsideTheReportsGridAreRefused) {
+    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"len", "8"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"wid", "32"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"luf", "2048"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"reduction", "gemm"}}), UsageError);
 }
 
-TEST(Seed004Rules, EveryShapeTheReportAllowsPassesOnEveryRung) {
+TEST(StepwiseRules, EveryShapeTheReportAllowsPassesOnEveryRung) {
     int allowed = 0;
     for (int len : {1, 2, 4})
         for (int wid : {64, 128, 256, 512})
@@ -126,13 +126,13 @@ TEST(Seed004Rules, EveryShapeTheReportAllowsPassesOnEveryRung) {
                     t["len"] = std::to_string(len);
                     t["wid"] = std::to_string(wid);
                     t["luf"] = std::to_string(luf);
-                    EXPECT_EQ(usage_error_of(kSeed004, t), "") << rung.name << " len=" << len << " wid=" << wid << " luf=" << luf;
+                    EXPECT_EQ(usage_error_of(kStepwise, t), "") << rung.name << " len=" << len << " wid=" << wid << " luf=" << luf;
                 }
             }
     EXPECT_EQ(allowed, 21);  // luf 256: 3 len x 3 wid; 512: 2 x 4; 1024: 1 x 4
 }
 
-TEST(Seed004Rules, Gpu0OffersTheReportsBlockSizes) {
+TEST(StepwiseRules, Gpu0OffersTheReportsBlockSizes) {
     for (const char* block : {"16", "64", "128", "256"})
         EXPECT_NO_THROW(Registry::resolve_tuning(variant("cuda.pairwise"), {{"block_size", block}})) << block;
 }
@@ -161,8 +161,8 @@ long double position_error(const std::string& id, const TuningValues& tuning, st
 
 constexpr long double kFp32Threshold = 1e-4;  // test_cuda.cpp's float32 position threshold
 
-TEST(Seed004Ladder, EveryRungAndReductionAgreesWithTheReference) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+TEST(StepwiseLadder, EveryRungAndReductionAgreesWithTheReference) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
     // Shapes with 1, 2 and 4 threads per body; N not a multiple of any chunk.
     const std::vector<TuningValues> shapes = {{{"len", "1"}, {"wid", "64"}, {"luf", "256"}},
                                               {{"len", "2"}, {"wid", "256"}, {"luf", "512"}},
@@ -175,23 +175,23 @@ TEST(Seed004Ladder, EveryRungAndReductionAgreesWithTheReference) {
                     t.insert(shape.begin(), shape.end());
                     t["reduction"] = reduction;
                     for (std::size_t n : {1000u, 4099u})
-                        EXPECT_LE(position_error(kSeed004, t, n, w, 2), kFp32Threshold)
+                        EXPECT_LE(position_error(kStepwise, t, n, w, 2), kFp32Threshold)
                             << rung.name << " reduction=" << reduction << " len=" << t["len"] << " N=" << n << " "
                             << to_string(w);
                 }
 }
 
-TEST(Seed004Ladder, Float64RunsTheRuntimeShapeRungs) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+TEST(StepwiseLadder, Float64RunsTheRuntimeShapeRungs) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
     const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
     for (const Rung& rung : rungs()) {
         if (rung.tuning.at("compile_time_shape") == "on") continue;
-        EXPECT_LE(position_error(kSeed004, rung.tuning, 1000, fp64, 2), 1e-12) << rung.name;
+        EXPECT_LE(position_error(kStepwise, rung.tuning, 1000, fp64, 2), 1e-12) << rung.name;
     }
 }
 
-TEST(Seed004Ladder, Gpu0AndTheOtherPartialSumVariantsWithCublas) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kSeed004).availability().reason;
+TEST(StepwiseLadder, Gpu0AndTheOtherPartialSumVariantsWithCublas) {
+    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
     for (const Workload& w : {kThreeDLeapfrog, kCanonical})
         for (const char* block : {"16", "128"})
             EXPECT_LE(position_error("cuda.pairwise", {{"block_size", block}}, 1000, w, 2), kFp32Threshold) << block;

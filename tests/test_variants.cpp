@@ -176,5 +176,24 @@ TEST(Registry, GlobPatterns) {
     EXPECT_EQ(builtin_registry().match("serial.*,nothing.*").size(), 1u);
 }
 
+// A renamed variant keeps its former id readable: find and match resolve it to the current one.
+TEST(Registry, AFormerIdFindsTheRenamedVariant) {
+    Registry registry;
+    VariantDescriptor descriptor;
+    descriptor.id = "test.renamed";
+    descriptor.create = [](const Problem&, const TuningValues&) -> std::unique_ptr<Simulation> { return nullptr; };
+    registry.add(descriptor);
+    registry.add_alias("test.former", "test.renamed");
+    ASSERT_NE(registry.find("test.former"), nullptr);
+    EXPECT_EQ(registry.find("test.former")->id, "test.renamed");
+    ASSERT_EQ(registry.match("test.former").size(), 1u);
+    EXPECT_EQ(registry.match("test.former")[0]->id, "test.renamed");
+    EXPECT_EQ(registry.match("test.*").size(), 1u);  // listed once, under its current id
+    EXPECT_THROW(registry.add_alias("test.other", "test.missing"), std::logic_error);
+    EXPECT_THROW(registry.add_alias("test.renamed", "test.renamed"), std::logic_error);
+    descriptor.id = "test.former";
+    EXPECT_THROW(registry.add(descriptor), std::logic_error);  // a former id is not free again
+}
+
 }  // namespace
 }  // namespace nbody

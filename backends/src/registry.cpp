@@ -33,16 +33,24 @@ void Registry::add(VariantDescriptor descriptor) {
     if (descriptor.id.empty() || descriptor.id.find('.') == std::string::npos)
         throw std::logic_error("variant id '" + descriptor.id + "' is not <backend>.<variant>");
     if (find(descriptor.id) != nullptr)
-        throw std::logic_error("variant '" + descriptor.id + "' registered twice");
+        throw std::logic_error("variant '" + descriptor.id + "' registered twice or an alias");
     if (!descriptor.create) throw std::logic_error("variant '" + descriptor.id + "' has no factory");
     if (!descriptor.availability) descriptor.availability = [] { return Availability{}; };
     variants_.push_back(std::move(descriptor));
 }
 
 const VariantDescriptor* Registry::find(const std::string& id) const {
+    const auto alias = aliases_.find(id);
+    const std::string& current = alias == aliases_.end() ? id : alias->second;
     for (const auto& v : variants_)
-        if (v.id == id) return &v;
+        if (v.id == current) return &v;
     return nullptr;
+}
+
+void Registry::add_alias(const std::string& former_id, const std::string& id) {
+    if (find(id) == nullptr) throw std::logic_error("alias '" + former_id + "' of unregistered variant '" + id + "'");
+    if (find(former_id) != nullptr) throw std::logic_error("alias '" + former_id + "' is already a variant id");
+    aliases_[former_id] = id;
 }
 
 std::vector<const VariantDescriptor*> Registry::match(const std::string& patterns) const {
@@ -56,6 +64,9 @@ std::vector<const VariantDescriptor*> Registry::match(const std::string& pattern
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
+    // A former id names its variant too (matrices written before a rename).
+    for (std::string& part : parts)
+        if (const auto alias = aliases_.find(part); alias != aliases_.end()) part = alias->second;
     std::vector<const VariantDescriptor*> out;
     for (const auto& v : variants_)
         if (std::any_of(parts.begin(), parts.end(),

@@ -9,15 +9,15 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .results import DEFAULT_WORKLOAD, MODEL_NAMES, Build, Config, InputError
+from .results import DEFAULT_WORKLOAD, MODEL_NAMES, VERDICTS, Build, Config, InputError
 
 LADDERS_FILE = Path(__file__).resolve().parent.parent / "ladders.json"
 
 # Files that recorded one device's limit are said to disagree only when the largest exceeds the
 # smallest by more than this fraction (docs/plots.md): clocks read at run time drift by less.
 LIMIT_TOLERANCE = 0.01
-# Seed report 000's smallest problem of its N sweep (and its D sweep's N): the summary's small N.
-SEED000_SMALL_PROBLEM = (1024, 10)
+# The smallest problem of matrices/n-sweep.json (and the N of matrices/d-sweep.json): the summary's small N.
+SMALL_PROBLEM = (1024, 10)
 # A Kokkos execution space -> the prefix of the hand-written variants it is compared with. Kokkos'
 # Serial space has none: serial.reference is the correctness baseline, not a tuned serial code, so
 # Kokkos Serial ÷ serial measures no portability.
@@ -162,10 +162,10 @@ class SummaryTable:
     device: str
     kind: str
     workload: tuple
-    counts: dict                   # verdict ("verified", "failed", "not verified") -> configurations
+    counts: dict                   # verdict (results.VERDICTS) -> configurations
     failures: list                 # the failed configurations
-    rows: list                     # SummaryRow, large-N rows first, then seed 000's small N
-    small_measured: bool           # some model ran SEED000_SMALL_PROBLEM on this device
+    rows: list                     # SummaryRow, large-N rows first, then the small N
+    small_measured: bool           # some model ran SMALL_PROBLEM on this device
 
 
 def comparison_groups(models) -> list[list[str]]:
@@ -207,7 +207,7 @@ def summary(configs) -> list[SummaryTable]:
     for dev, kind in devices(configs):
         for workload in workloads([c for c in configs if c.device == dev]):
             group = [c for c in configs if c.device == dev and c.workload == workload]
-            counts = {v: sum(c.verdict == v for c in group) for v in ("verified", "failed", "not verified")}
+            counts = {v: sum(c.verdict == v for c in group) for v in VERDICTS}
             failures = sorted((c for c in group if c.verdict == "failed"), key=lambda c: (c.variant, c.n, c.d))
             best = {(c.variant, c.n, c.d): c for c in fastest(group, over_builds=True).values()}
             problems = {}
@@ -222,10 +222,10 @@ def summary(configs) -> list[SummaryTable]:
                     continue
                 biggest = max(common, key=lambda p: (p[0], -p[1]))
                 large += _rows_at(best, models, biggest)
-                if biggest != SEED000_SMALL_PROBLEM:
-                    small += _rows_at(best, models, SEED000_SMALL_PROBLEM)
+                if biggest != SMALL_PROBLEM:
+                    small += _rows_at(best, models, SMALL_PROBLEM)
             tables.append(SummaryTable(dev, kind, workload, counts, failures, large + small,
-                                       any(SEED000_SMALL_PROBLEM in p for p in problems.values())))
+                                       any(SMALL_PROBLEM in p for p in problems.values())))
     return tables
 
 

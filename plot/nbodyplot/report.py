@@ -3,8 +3,8 @@ then the figures with the tables whose numbers they show, then the files, builds
 from __future__ import annotations
 
 from . import analysis
-from . import seed004  # seed report 004's Table 2 (issue 20)
-from .results import ERROR_FIELDS, Config, Source, num, workload_text
+from . import tiling_ladder
+from .results import ERROR_FIELDS, VERDICTS, Config, Source, num, workload_text
 
 ERROR_TITLES = {"max_pos_err": "max pos err", "rms_pos_err": "RMS pos err",
                 "max_vel_err": "max vel err", "map_diff": "map diff"}
@@ -60,7 +60,32 @@ def scalars(mapping: dict, prefix: str = ""):
 def counts_text(counts: dict) -> str:
     total = sum(counts.values())
     return (f"{total} configuration{'s' if total != 1 else ''}: {counts['verified']} verified, "
-            f"{counts['failed']} failed, {counts['not verified']} not verified")
+            f"{counts['failed']} failed, {counts['refused']} refused, {counts['not verified']} not verified")
+
+
+DIRTY_MARK = " (dirty build)"
+DIRTY_COLUMN = "dirty build"
+
+
+def dirty_cell(c: Config) -> str:
+    return "DIRTY" if c.build.dirty else ""
+
+
+def dirty_section(sources: list[Source], configs) -> list[str]:
+    """A warning, right under the title, for every build made from a work tree with uncommitted changes:
+    its code is in no commit, so its numbers cannot be reproduced from the repository."""
+    labels = {c.build: c.build_label for c in configs}
+    dirty = sorted({s.build for s in sources if s.build.dirty}, key=lambda b: labels.get(b, b.short_commit))
+    if not dirty:
+        return []
+    lines = [f"**Warning: {len(dirty)} of {len({s.build for s in sources})} builds are dirty** (built from a work tree "
+             "with uncommitted changes, `git_commit` ending in `-dirty`): their code is in no commit. Their rows "
+             f"are marked DIRTY in the tables' last column.", ""]
+    for b in dirty:
+        files = ", ".join(f"`{s.path}`" for s in sources if s.build == b)
+        lines.append(f"- {labels.get(b, b.short_commit)} (commit {b.short_commit}): {files}")
+    return lines + [""]
+
 
 
 def describe_config(c: Config, several_builds: bool) -> str:
@@ -100,11 +125,11 @@ def glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
 
 def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict) -> list[str]:
     several_builds = len({c.build for c in configs}) > 1
-    small_n, small_d = analysis.SEED000_SMALL_PROBLEM
+    small_n, small_d = analysis.SMALL_PROBLEM
     lines = ["## Summary", "",
              "Per device and workload, the fastest variant of each model (at its fastest tuning"
              + (", over every build" if several_builds else "") + ") at the largest N it and its partner "
-             f"both ran, and at seed report 000's small N (N = {small_n}, D = {small_d}). "
+             f"both ran, and at a small N (N = {small_n}, D = {small_d}: the N sweep's smallest). "
              "Kokkos ÷ hand-written = Kokkos interactions/s ÷ the hand-written model's at the same problem "
              "(1 = as fast). Efficiency = fraction of the device's limit (SPEC §3).", ""]
     for t in summary:
@@ -119,8 +144,18 @@ def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, an
             rows.append([c.n, c.d, r.model, c.variant] + ([c.build_label] if several_builds else []) +
                         [num(c.time), num(c.values.get("interactions_per_second")), num(c.efficiency), ratio])
         lines += table(header, rows)
+        dirty = [f"{r.best.variant} N={r.best.n} ({r.best.build_label})" for r in t.rows if r.best.build.dirty]
+        if dirty:
+            lines += ["From a dirty build (code in no commit): " + ", ".join(dirty) + ".", ""]
         if not t.small_measured:
-            lines += [f"Seed report 000's small N (N = {small_n}, D = {small_d}) was not measured on this device.", ""]
+            lines += [f"The small N (N = {small_n}, D = {small_d}) was not measured on this device.", ""]
+        refused = sorted((c for c in configs if c.device == t.device and c.workload == t.workload
+                          and c.verdict == "refused"), key=sort_key)
+        if refused:
+            lines += ["Refused (a tuning over the device's resources, never run): "
+                      + "; ".join(f"{describe_config(c, several_builds)}: {c.refusal}" for c in refused[:FAILURES_LISTED])
+                      + (f" and {len(refused) - FAILURES_LISTED} more ([Verification](#verification))"
+                         if len(refused) > FAILURES_LISTED else "") + ".", ""]
         if t.failures:
             failures = sorted(t.failures, key=sort_key)
             listed = [f"[{describe_config(c, several_builds)}](#{anchors[id(c)]})" for c in failures[:FAILURES_LISTED]]
@@ -284,48 +319,58 @@ def error_cell(c: Config, name: str) -> str:
 
 def verification_section(configs, anchors: dict) -> list[str]:
     rows = []
-    counts = {v: sum(c.verdict == v for c in configs) for v in ("verified", "failed", "not verified")}
+    counts = {v: sum(c.verdict == v for c in configs) for v in VERDICTS}
     # Failures first, so that a long table cannot hide them.
     for c in sorted(configs, key=lambda c: (c.verdict != "failed", sort_key(c))):
         if c.verdict == "not verified" and not any(n in c.values for n in ERROR_FIELDS):
             continue
-        verdict = {"verified": "PASS", "failed": "FAIL", "not verified": "—"}[c.verdict]
+        verdict = {"verified": "PASS", "failed": "FAIL", "refused": "REFUSED", "not verified": "—"}[c.verdict]
         check = "—" if c.verification is None else (
             c.verification + (f", {c.verify_steps} step{'s' if c.verify_steps != 1 else ''}"
                               if c.verify_steps is not None else ""))
         device = (f'<a id="{anchors[id(c)]}"></a>' if id(c) in anchors else "") + c.device
         rows.append([device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, check]
-                    + [error_cell(c, n) for n in ERROR_FIELDS] + [verdict, c.error or ""])
+                    + [error_cell(c, n) for n in ERROR_FIELDS] + [verdict, c.error or "", dirty_cell(c)])
     return ["## Verification", "",
             f"{counts_text(counts)}.", "",
             "Errors against the float64 reference (SPEC §5), each against its threshold "
             "(`context.matrix.verification`) where the results record one; PASS/FAIL is the harness's "
-            "`verified` (FAIL also for a configuration that raised an error). Check: `full` = the whole state "
+            "`verified` (FAIL also for a configuration that raised an error; REFUSED for a tuning the variant "
+            "refused before running because it is over the device's resources, e.g. registers per thread, with "
+            "the reason in the error column). Check: `full` = the whole state "
             "against the reference after that many steps, `sampled` = accelerations of a sample of bodies after "
             "the first step (large N).", ""] + table(
         ["device", "variant", "build", "workload", "tuning", "N", "D", "check"]
-        + [ERROR_TITLES[n] for n in ERROR_FIELDS] + ["verdict", "error"], rows)
+        + [ERROR_TITLES[n] for n in ERROR_FIELDS] + ["verdict", "error", DIRTY_COLUMN], rows)
 
 
 def measurements_section(configs) -> list[str]:
     rows = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
              c.repetitions, num(c.time), num(c.time_stddev_s), num(c.values.get("interactions_per_second")),
-             num(c.efficiency), num(c.values.get("upload_s")), num(c.values.get("download_s"))]
+             num(c.efficiency), num(c.values.get("upload_s")), num(c.values.get("download_s")), dirty_cell(c)]
             for c in sorted(configs, key=sort_key) if not c.failed]
     failed = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
                num(c.time), c.error or "no time recorded"]
-              for c in sorted(configs, key=sort_key) if c.failed]
+              for c in sorted(configs, key=sort_key) if c.failed and c.verdict != "refused"]
+    refused = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.refusal]
+               for c in sorted(configs, key=sort_key) if c.verdict == "refused"]
     lines = ["## All measurements", "",
              "Median of the repetitions (Google Benchmark's median aggregate where present). Upload of the "
              "initial state and download of state and map are timed apart from the steps (SPEC §3).", ""]
     lines += table(["device", "variant", "build", "workload", "tuning", "N", "D", "steps", "repetitions",
-                    "time per step (s)", "stddev (s)", "interactions/s", "efficiency", "upload (s)", "download (s)"],
+                    "time per step (s)", "stddev (s)", "interactions/s", "efficiency", "upload (s)", "download (s)",
+                    DIRTY_COLUMN],
                    rows)
     if failed:
         lines += ["### Failed configurations", "",
                   "Not in the figures: a configuration that raised an error or did not verify.", ""] + table(
             ["device", "variant", "build", "workload", "tuning", "N", "D", "steps", "time per step (s)", "error"],
             failed)
+    if refused:
+        lines += ["### Refused tunings", "",
+                  "Not run: the variant refused the tuning because the device cannot hold it (registers, scratch "
+                  "or memory); the reason is the variant's own message.", ""] + table(
+            ["device", "variant", "build", "workload", "tuning", "N", "D", "reason"], refused)
     return lines
 
 
@@ -348,7 +393,8 @@ def sources_section(sources: list[Source], configs) -> list[str]:
                      f"{num(clock / 1e9)} GHz" if isinstance(clock, (int, float)) else "—",
                      c.get("cuda_runtime_version", "—"), c.get("kokkos_version", "—")])
     builds = sorted({s.build for s in sources}, key=lambda b: labels.get(b, b.short_commit))
-    build_rows = [[labels.get(b, b.short_commit), b.commit, b.compiler, b.build_type, f"`{b.flags}`", b.facts_text,
+    build_rows = [[labels.get(b, b.short_commit) + (DIRTY_MARK if b.dirty else ""), b.commit, b.compiler, b.build_type,
+                   f"`{b.flags}`", b.facts_text,
                    ", ".join(f"`{s.path}`" for s in sources if s.build == b)] for b in builds]
     return (["## Appendix A: results files and builds", ""] + table(
         ["file", "date", "build", "matrix", "host CPU", "GPU", "SMs", "SM clock", "CUDA runtime", "Kokkos"], rows)
@@ -426,7 +472,7 @@ def peer_section(peer_runs: list, comparisons: list, stems: list, formats) -> li
 
 
 # ---------------------------------------------------------------------------------------------
-# Host compilers (issue 16)
+# Host compilers
 
 
 def compiler_label(build) -> str:
@@ -506,6 +552,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
              f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
              f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
              "significant figures.", ""]
+    lines += dirty_section(sources, all_configs)
     summary = analysis.summary(configs)
     lines += glance_section(summary)
     lines += summary_section(configs, summary, pps, anchors)
@@ -522,7 +569,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
         stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.",
         formats)
     lines += ladder_section(ladder_tables, ladder_stems, formats)
-    lines += seed004.section(configs, table)
+    lines += tiling_ladder.section(configs, table)
     lines += scaling_section(configs, stems["thread_scaling"], formats)
     lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), formats)
     lines += compiler_section(configs)

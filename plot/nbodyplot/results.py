@@ -30,6 +30,12 @@ THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err"
 DEFAULT_WORKLOAD = (2, "fp32", "euler")
 WORKLOAD_VALUES = {"dim": (2, 3), "precision": ("fp32", "fp64"), "integrator": ("euler", "leapfrog")}
 
+# A variant refuses a tuning the device cannot hold before it runs (harness UsageError): its entry has
+# an error and no time. These messages say the tuning is over a resource budget, not that a run went wrong.
+REFUSAL_PATTERNS = (re.compile(r"registers and scratch allow"), re.compile(r"do not fit this kernel"),
+                    re.compile(r"needs \d+ MiB of per-thread"))
+VERDICTS = ("verified", "failed", "refused", "not verified")
+
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
 MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency",
                    "efficiency_limit") + ERROR_FIELDS
@@ -62,6 +68,11 @@ class Build:
     build_type: str
     flags: str
     facts: tuple  # sorted (key, value) of context.build_facts
+
+    @property
+    def dirty(self) -> bool:
+        """Built from a work tree with uncommitted changes: its source is in no commit."""
+        return self.commit.endswith("-dirty")
 
     @property
     def short_commit(self) -> str:
@@ -181,8 +192,18 @@ class Config:
         return workload_text(self.workload)
 
     @property
+    def refusal(self) -> str | None:
+        """The reason the variant refused this tuning for resources (see REFUSAL_PATTERNS), else None."""
+        if self.error is None or self.time is not None:
+            return None
+        return self.error if any(p.search(self.error) for p in REFUSAL_PATTERNS) else None
+
+    @property
     def verdict(self) -> str:
-        """"verified", "failed" (did not verify, or raised an error) or "not verified" (no check recorded)."""
+        """"verified", "refused" (a tuning over the device's resources, never run), "failed" (did not
+        verify, or raised another error) or "not verified" (no check recorded)."""
+        if self.refusal is not None:
+            return "refused"
         if self.verified is False or self.error is not None:
             return "failed"
         return "verified" if self.verified else "not verified"

@@ -1,4 +1,4 @@
-"""The report's host compiler table (issue 16): each CPU variant under each compiler, its efficiency, and
+"""The report's host compiler table: each CPU variant under each compiler, its efficiency, and
 the Kokkos ÷ hand-written ratio per compiler, checked against numbers computed here from the JSON.
 
 Run: /usr/bin/python3 -m unittest -v test_compiler_table   (from plot/tests)

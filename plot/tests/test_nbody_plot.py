@@ -88,11 +88,18 @@ def short_commit(path) -> str:
     return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
+# The harness's messages for a tuning over the device's resources (registers, scratch, memory).
+REFUSAL = re.compile(r"registers and scratch allow|do not fit this kernel|needs \d+ MiB of per-thread")
+
+
 def verdict_counts(entries) -> dict:
-    """Configurations verified, failed (verified false or an error) and not verified, from raw entries."""
-    counts = {"verified": 0, "failed": 0, "not verified": 0}
+    """Configurations verified, refused (a resource refusal, no time), failed (verified false or another
+    error) and not verified, from raw entries."""
+    counts = {"verified": 0, "failed": 0, "refused": 0, "not verified": 0}
     for e in entries:
-        if e.get("verified") is False or "error" in e:
+        if "time_per_step_s" not in e and REFUSAL.search(e.get("error", "")):
+            counts["refused"] += 1
+        elif e.get("verified") is False or "error" in e:
             counts["failed"] += 1
         elif e.get("verified"):
             counts["verified"] += 1
@@ -227,7 +234,7 @@ class ReportOnFixture(unittest.TestCase):
         self.assertIn("FAIL", {r["verdict"] for r in rows}, "the fixture's unverified configuration")
         failed = sum(r["verdict"] == "FAIL" for r in rows)
         self.assertEqual({r["verdict"] for r in rows[:failed]}, {"FAIL"}, "failures come first")
-        self.assertIn(f"{len(rows)} configurations: {len(rows) - failed} verified, {failed} failed, 0 not verified.",
+        self.assertIn(f"{len(rows)} configurations: {len(rows) - failed} verified, {failed} failed, 0 refused, 0 not verified.",
                       self.report)
 
     def fastest_times(self, device, variant, tuning=None):
@@ -240,7 +247,7 @@ class ReportOnFixture(unittest.TestCase):
 
     def test_cuda_ladder_speedups_are_geometric_means_of_time_ratios(self):
         rows = parse_table(self.report,
-                           f"### CUDA ladder (seed reports 000 and 002) on {SYNTHETIC_GPU} (build unknown)")
+                           f"### CUDA ladder on {SYNTHETIC_GPU} (build unknown)")
         baseline32 = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos", "block_size=32 map=atomic")
         baseline = self.fastest_times(SYNTHETIC_GPU, "cuda.baseline_aos")
         rsqrt = self.fastest_times(SYNTHETIC_GPU, "cuda.rsqrt")
@@ -584,7 +591,8 @@ class Summary(unittest.TestCase):
             counts = verdict_counts(entries)
             heading = summary_table(self.report, device)[0]
             self.assertTrue(heading.endswith(f"— {len(entries)} configurations: {counts['verified']} verified, "
-                                             f"{counts['failed']} failed, {counts['not verified']} not verified"),
+                                             f"{counts['failed']} failed, {counts['refused']} refused, "
+                                             f"{counts['not verified']} not verified"),
                             heading)
         self.assertGreater(verdict_counts(by_device[SYNTHETIC_GPU])["failed"], 0, "the fixture has failures")
 
@@ -641,14 +649,88 @@ class Builds(unittest.TestCase):
         self.assertEqual(sorted(r["build"] for r in rows), ["-march=x86-64-v4", "default ISA"])
         fast, slow = sorted(rows, key=lambda r: number(r["time per step (s)"]))
         self.assertEqual(fast["build"], "-march=x86-64-v4")
-        self.assertIn("### CPU ladder (seed reports 002 and 004) on AMD EPYC (2 CPUs) (build default ISA)", report)
-        self.assertIn("### CPU ladder (seed reports 002 and 004) on AMD EPYC (2 CPUs) (build -march=x86-64-v4)", report)
+        self.assertIn("### CPU ladder on AMD EPYC (2 CPUs) (build default ISA)", report)
+        self.assertIn("### CPU ladder on AMD EPYC (2 CPUs) (build -march=x86-64-v4)", report)
 
     def test_one_build_loaded_twice_is_one(self):
         _, _, _, results = import_tool()
         once = results.load([FIXTURES[0]])[1]
         twice = results.load([FIXTURES[0], FIXTURES[0]])[1]
         self.assertEqual(len(twice), len(once))
+
+
+class DirtyAndRefused(unittest.TestCase):
+    """A run from a dirty build (git_commit ending in -dirty) is flagged where a reader looks first and
+    on each of its rows; a tuning the variant refused for resources reads "refused" with its reason,
+    never "failed"."""
+
+    REASON = ("tunings team_size=32 x vector_length=32 exceed the 28 x 32 threads per team this kernel's "
+              "registers and scratch allow on cuda for 2d/fp32/euler")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tmp = Path(cls.tmp.name)
+        document = json.loads(Path(FIXTURES[1]).read_text())
+        document["context"]["git_commit"] = "0123456789abcdef0123456789abcdef01234567"
+        template = next(e for e in document["benchmarks"] if e["variant"] == "kokkos.naive@cuda")
+        refused = {k: v for k, v in template.items() if k not in (
+            "time_per_step_s", "interactions_per_second", "efficiency", "real_time", "cpu_time", "upload_s",
+            "download_s", "aggregate_name", "aggregate_unit")}
+        refused.update(run_type="iteration", repetitions=1, repetition_index=0, iterations=0, n=4099,
+                       tuning={"team_size": "32", "vector_length": "32"}, verified=False, error_occurred=True,
+                       error_message=cls.REASON, error=cls.REASON)
+        document["benchmarks"].append(refused)
+        cls.clean = tmp / "clean.json"
+        cls.clean.write_text(json.dumps(document))
+        document["context"]["git_commit"] += "-dirty"
+        cls.dirty = tmp / "dirty.json"
+        cls.dirty.write_text(json.dumps(document))
+        cls.counts = verdict_counts([e for e in document["benchmarks"] if e["run_type"] == "iteration"
+                                     or e.get("aggregate_name") == "median"])
+        cls.reports = {}
+        for name, path in (("clean", cls.clean), ("dirty", cls.dirty)):
+            result = run_tool(path, "--out", tmp / name, "--no-svg")
+            assert result.returncode == 0, result.stderr
+            cls.reports[name] = (tmp / name / "report.md").read_text()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_a_dirty_build_is_flagged_under_the_title_and_on_every_row(self):
+        report = self.reports["dirty"]
+        warning = next(i for i, line in enumerate(report.splitlines()) if line.startswith("**Warning: 1 of 1 builds"))
+        self.assertLess(warning, 8, "the warning comes before the summary")
+        self.assertIn(f"(commit 0123456-dirty): `{self.dirty}`", report)
+        rows = parse_table(report, "## All measurements")
+        self.assertTrue(rows)
+        self.assertEqual({r["dirty build"] for r in rows}, {"DIRTY"})
+        self.assertIn("From a dirty build (code in no commit): ", report)
+
+    def test_a_clean_build_is_not_flagged(self):
+        report = self.reports["clean"]
+        self.assertNotIn("**Warning", report)
+        self.assertNotIn("From a dirty build", report)
+        self.assertEqual({r["dirty build"] for r in parse_table(report, "## All measurements")}, {""})
+
+    def test_a_resource_refusal_is_refused_with_its_reason_not_failed(self):
+        report = self.reports["clean"]
+        rows = [r for r in parse_table(report, "## Verification") if "team_size=32" in r["tuning"]]
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0]["verdict"], "REFUSED")
+        self.assertEqual(rows[0]["error"], self.REASON)
+        refused = parse_table(report, "### Refused tunings")
+        self.assertEqual([(r["variant"], r["N"], r["reason"]) for r in refused],
+                         [("kokkos.naive@cuda", "4099", self.REASON)])
+        self.assertNotIn("team_size=32", "".join(r["tuning"] for r in parse_table(report, "### Failed configurations")))
+        heading = summary_table(report, SYNTHETIC_GPU)[0]
+        self.assertIn(f"{self.counts['failed']} failed, 1 refused,", heading)
+        self.assertIn("Refused (a tuning over the device's resources, never run): kokkos.naive@cuda N=4099 D=10 "
+                      f"team_size=32 vector_length=32: {self.REASON}.", report)
+
+    def test_another_error_without_a_time_still_fails(self):
+        self.assertIn("| FAIL | CUDA error: out of memory (synthetic) |", self.reports["clean"])
 
 
 class Styles(unittest.TestCase):

@@ -30,8 +30,12 @@ public:
     // Throws std::logic_error on a duplicate or malformed id.
     void add(VariantDescriptor descriptor);
     const std::vector<VariantDescriptor>& all() const { return variants_; }
-    // nullptr when absent.
+    // nullptr when absent. A former id (add_alias) finds the variant that now carries it.
     const VariantDescriptor* find(const std::string& id) const;
+    // Keeps a renamed variant's former id readable (results files and matrices that use it); glob
+    // patterns match current ids only. Throws std::logic_error when `id` is not registered or
+    // `former_id` is taken.
+    void add_alias(const std::string& former_id, const std::string& id);
     // Variants whose id matches a comma-separated list of glob patterns (`*`, `?`).
     std::vector<const VariantDescriptor*> match(const std::string& patterns) const;
     // Defaults overlaid with `overrides`; UsageError naming the variant and parameter on an
@@ -60,6 +64,7 @@ public:
 
 private:
     std::vector<VariantDescriptor> variants_;
+    std::map<std::string, std::string> aliases_;  // former id -> current id
     std::map<std::string, std::string> build_facts_;
     std::function<std::optional<GpuInfo>()> gpu_probe_;
     DeviceCommunicatorFactory device_communicator_factory_;
