@@ -512,7 +512,11 @@ TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
                         TuningValues t = launched;
                         t["dispatch"] = graph;
                         const auto got = simulate_in_chunks(*v, initial, workload, kMapSize, chunks, t);
-                        expect_same_outcomes(expected, got, workload, v->execution_space == "serial",
+                        // Not bit for bit even on Serial: a graph's kernels are their own
+                        // instantiations, which the host's reassociating math flags let the
+                        // compiler vectorise otherwise (1 ulp in kokkos.hierarchical@serial
+                        // with -march=native); a missed or repeated step is far above it.
+                        expect_same_outcomes(expected, got, workload, false,
                                              v->id + " " + to_string(workload) + " dispatch=" + graph);
                         ++compared;
                     }
