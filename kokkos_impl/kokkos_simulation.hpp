@@ -27,6 +27,7 @@
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
 #include "grid_barrier.hpp"
+#include "portable_inv_sqrt.hpp"
 
 namespace nbody::kokkos {
 
@@ -95,7 +96,7 @@ struct InvSqrt {
         asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(inv) : "f"(v));
         return inv;
 #else
-        return 1.0f / std::sqrt(v);
+        return 1.0f / std::sqrt(saturated(v));  // the estimate and Newton step: see saturated()
 #endif
     }
     KOKKOS_INLINE_FUNCTION double operator()(double v) const {
