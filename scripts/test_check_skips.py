@@ -43,6 +43,12 @@ class CheckSkips(unittest.TestCase):
         self.assertIn(f"unexpected skip: {name}: Kokkos could not start", r.stderr)
         self.assertIn("skipped as allowed: CudaMap.EveryStrategyCountsTheSameCells (needs a GPU)", r.stdout)
 
+    def test_a_parameterised_name_is_matched_without_its_param_comment(self):
+        name = "EveryModel/OutsideBodies.NeverCountAgainstTheMap/cuda  # GetParam() = cuda"
+        r = self.run_script(JUNIT % (name, name, name), "CudaMap.* | needs a GPU\n*/OutsideBodies.*/cuda | needs a GPU\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("skipped as allowed: EveryModel/OutsideBodies.NeverCountAgainstTheMap/cuda (needs a GPU)", r.stdout)
+
     def test_every_skip_allowlisted_passes(self):
         name = "Kokkos.PersistentTeamsThatCannotAllRunAreAnErrorNotAHang"
         r = self.run_script(JUNIT % (name, name, name), "# comment\nCudaMap.* | needs a GPU\n" + name + " | needs @cuda\n")
