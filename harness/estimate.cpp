@@ -17,9 +17,19 @@ namespace nbody {
 
 namespace {
 
-// Fractions of the device's efficiency limit each model is assumed to reach: below the lowest that
-// any of its variants reached at N >= 4096 in results/*.json (docs/reliability.md has the table).
-double assumed_efficiency(const VariantDescriptor& variant) {
+// GPU variants fill the device from about this many bodies on; below it their rate falls with N
+// (fewer blocks than the SMs hold, fixed costs), so a declared efficiency is scaled by N / this.
+constexpr double kGpuFullRateBodies = 65536;
+
+// The fraction of the device's efficiency limit a variant is assumed to reach at N bodies (0: large
+// N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's:
+// below the lowest that any of the model's variants reached at N >= 4096 in results/*.json
+// (docs/reliability.md has the table).
+double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
+    if (variant.expected_efficiency > 0) {
+        const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / kGpuFullRateBodies) : 1.0;
+        return variant.expected_efficiency * fill;
+    }
     if (variant.backend == "serial") return 0.02;
     if (variant.backend == "cuda") return 0.003;
     return 0.01;  // omp, kokkos, anything else
@@ -57,8 +67,8 @@ double env_bytes(const char* name) {
 }  // namespace
 
 Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
-                   const Registry& registry) {
-    const double efficiency = assumed_efficiency(variant);
+                   const Registry& registry, std::size_t n) {
+    const double efficiency = assumed_efficiency(variant, n);
     double limit = 0;
     std::string device;
     if (variant.runs_on_gpu) {

@@ -4,8 +4,9 @@
 // the map. `run`, `verify` and `matrix` refuse (exit 2) what exceeds the limits unless --allow-long.
 //
 // The rate is modelled first: the device's efficiency limit (host_info.hpp) times a conservative
-// efficiency per programming model, below what every variant of that model reached at N >= 4096 in
-// the committed results. When the modelled time exceeds the limit, the variant's own rate is
+// efficiency: the variant's own where its descriptor declares one (what it is known to reach, with
+// a margin), else one per programming model, below what every variant of that model reached at
+// N >= 4096 in the committed results. When the modelled time exceeds the limit, the variant's own rate is
 // measured here on a small problem (a fraction of a second) before refusing, so a refusal never
 // rests on the model alone.
 #include <cstddef>
@@ -23,9 +24,11 @@ struct Rate {
     std::string source;  // "modelled: ..." or "measured here: ...", for messages
 };
 
-// The modelled rate of `variant` with `tuning` in `workload` on this machine.
+// The modelled rate of `variant` with `tuning` in `workload` at N bodies on this machine: the device's
+// limit times the variant's declared expected efficiency (VariantDescriptor::expected_efficiency;
+// on a GPU scaled down below 65536 bodies) or else its model's conservative one. n = 0: large N.
 Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
-                   const Registry& registry);
+                   const Registry& registry, std::size_t n = 0);
 
 // The variant's rate measured here on N = min(n, 1024 on the CPU, 16384 on a GPU) with a 16 x 16
 // map: timed steps until about 0.2 s have passed (at most 64). Slower per interaction than a large

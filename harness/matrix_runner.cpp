@@ -562,7 +562,7 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
                                      ? reference_seconds(c.workload, c.n, c.verify_steps, spec.verification.full_reference_max_n,
                                                          spec.verification.sample_bodies)
                                      : 0.0;
-        const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry);
+        const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry, c.n);
         ConfigurationCost e;
         // A minimum timed phase can only lengthen each repetition, by at most its value.
         const double min_time = c.repetitions * c.min_time_s;

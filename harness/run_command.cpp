@@ -55,7 +55,7 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
     const Workload& workload = o.problem.workload;
     const CostLimits limits = o.cost.limits();
     const double steps = static_cast<double>(o.warmup) + o.steps;
-    Rate rate = modelled_rate(variant, tuning, workload, builtin_registry());
+    Rate rate = modelled_rate(variant, tuning, workload, builtin_registry(), n);
     // --min-time can only lengthen the timed phase, by at most its value.
     Cost cost{.seconds = steps_seconds(variant, n, o.d, steps, rate.interactions_per_second) + o.min_time,
               .host_bytes = host_bytes(variant, workload, n, o.d, 0),

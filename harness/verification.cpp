@@ -43,15 +43,21 @@ std::vector<std::size_t> sample_bodies(std::size_t n, std::size_t count) {
 }
 
 // The cell a variant may have counted a body in, for each axis: [first, last] of the cells within
-// `slack` of its reference coordinate, and whether the range leaves the unit square.
+// `slack` of its reference coordinate (empty when none is), and whether the range leaves the unit
+// square. A body far outside (or NaN) gives an empty range that may be outside, never an overflow.
 struct CellRange {
     long first, last;
     bool may_be_outside;
+    long count() const { return std::max(0L, last - first + 1); }
 };
 
 CellRange cells_within(long double coordinate, long double slack, int d) {
-    const long lo = static_cast<long>(std::floor((coordinate - slack) * d));
-    const long hi = static_cast<long>(std::floor((coordinate + slack) * d));
+    // Clamped to [-1, d] before the conversion to long (1e30 * D does not fit; NaN lands at -1).
+    const auto cell_of = [d](long double p) {
+        const long double cell = std::floor(p * d);
+        return !(cell >= -1) ? -1L : cell > d ? static_cast<long>(d) : static_cast<long>(cell);
+    };
+    const long lo = cell_of(coordinate - slack), hi = cell_of(coordinate + slack);
     return {std::max(lo, 0L), std::min(hi, static_cast<long>(d) - 1), lo < 0 || hi >= d};
 }
 
@@ -141,7 +147,7 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
         const CellRange cols = cells_within(truth.x[i], slack, d), rows = cells_within(truth.y[i], slack, d);
         // A position error of more than a cell or two places nothing: such a body counts as
         // unexplained (its positions fail anyway), which also bounds the work of a badly wrong run.
-        if ((cols.last - cols.first + 1) * (rows.last - rows.first + 1) > kMaxCandidateCells) {
+        if (cols.count() * rows.count() > kMaxCandidateCells) {
             ++unplaceable;
             continue;
         }

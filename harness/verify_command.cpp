@@ -110,7 +110,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                     for (int d : o.ds) s += steps_seconds(*v, n, d, checked_steps, rate);
                     return s;
                 };
-                Rate rate = modelled_rate(*v, tuning, workload, builtin_registry());
+                Rate rate = modelled_rate(*v, tuning, workload, builtin_registry(), n);
                 Cost cost{.seconds = seconds_at(rate.interactions_per_second),
                           .host_bytes = host_bytes(*v, workload, n, max_d, static_cast<int>(o.steps.size())),
                           .device_bytes = device_bytes(*v, workload, n, max_d),

@@ -3,8 +3,10 @@
 // a vectorising compiler turns it into integer and FMA vector instructions on any ISA (the
 // compilers' own 1/sqrt under the math flags is not the same code on every compiler and width:
 // docs/performance-kokkos.md, issue 16). No Kokkos, no intrinsics: portable C++20.
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace nbody::kokkos {
@@ -23,6 +25,16 @@ namespace nbody::kokkos {
 //   mass). float64: the third-order step taken on the cube of the cubic estimate,
 //   y^3 (1 - 3e/2 + 15e^2/8), its coefficients times m.
 // tests/test_kokkos.cpp checks every bound.
+// r^2 held to the largest finite value before a fast 1/sqrt: its estimate of 1/sqrt(inf) is 0 or
+// tiny, and the refinement multiplies by r^2 (0 * inf = NaN, or inf), where the plain formula's
+// 1/sqrt(inf) = 0 pulls nothing; at the largest finite r^2 the weight underflows to 0 as the plain
+// formula's does. Portable C++ has no rounding toward zero per operation (omp.simd's free form of
+// this on AVX-512), so it costs one min per interaction; std::min(x, max) keeps a NaN x.
+template <class Real>
+inline Real saturated(Real x) {
+    return std::min(x, std::numeric_limits<Real>::max());
+}
+
 struct PortableInvSqrt {
     // A body's mass, folded into the coefficients mass_cubed evaluates.
     template <class Real>
@@ -51,6 +63,7 @@ struct PortableInvSqrt {
 
     template <class Real>
     Real operator()(Real x) const {
+        x = saturated(x);
         Real y = estimate(x);
         if constexpr (std::is_same_v<Real, double>) {
             const Real e = x * (y * y) - Real(1);
@@ -61,6 +74,7 @@ struct PortableInvSqrt {
 
     template <class Real>
     Real mass_cubed(const FoldedMass<Real>& mass, Real x) const {
+        x = saturated(x);
         const Real* w = mass.w;
         if constexpr (std::is_same_v<Real, double>) {
             const Real y = estimate(x);

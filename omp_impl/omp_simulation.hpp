@@ -124,9 +124,9 @@ void require_single_rank(const Problem& problem, const std::string& id, Ranks ra
 
 // Registers `Variant<Real>` (an OmpSimulation<Real> constructed from (Problem, TuningValues)) as
 // a CPU variant of the omp backend on the openmp execution space, running every workload:
-// `create` picks the precision once.
+// `create` picks the precision once. `expected_efficiency`: VariantDescriptor's.
 template <template <class> class Variant>
-void add_omp_variant(Registry& registry, std::string id, std::string description, Ranks ranks,
+void add_omp_variant(Registry& registry, std::string id, std::string description, Ranks ranks, double expected_efficiency,
                      std::vector<TuningParameter> tunings = common_tunings()) {
     registry.add({.id = id,
                   .backend = "omp",
@@ -142,7 +142,8 @@ void add_omp_variant(Registry& registry, std::string id, std::string description
                       require_single_rank(p, id, ranks);
                       if (p.workload.precision == Precision::fp64) return std::make_unique<Variant<double>>(p, t);
                       return std::make_unique<Variant<float>>(p, t);
-                  }});
+                  },
+                  .expected_efficiency = expected_efficiency});
 }
 
 }  // namespace nbody::omp

@@ -18,6 +18,7 @@ struct VariantEntry {
     std::string description;
     std::vector<TuningParameter> tunings;
     Factory create;
+    double expected_efficiency = 0;  // VariantDescriptor's
 };
 
 VariantEntry naive_entry();

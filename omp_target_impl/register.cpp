@@ -84,7 +84,8 @@ void register_omp_target_variants(Registry& registry) {
                       .availability = omp_target::offload_availability,
                       .create = [create = entry.create](const Problem& p, const TuningValues& t) {
                           return create(p, t, omp_target::OffloadDevice::gpu_required);
-                      }});
+                      },
+                      .expected_efficiency = entry.expected_efficiency});
     }
     registry.add_build_fact("omp_target_compiler", NBODY_OMP_TARGET_COMPILER);
 }

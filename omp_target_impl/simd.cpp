@@ -33,7 +33,8 @@ VariantEntry simd_entry() {
             .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, SimdForce{launch_for(t, p.n, kLanes)}, device);
-            }};
+            },
+            .expected_efficiency = 0.017};  // lowest measured 0.028
 }
 
 }  // namespace nbody::omp_target

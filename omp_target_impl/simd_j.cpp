@@ -40,7 +40,8 @@ VariantEntry simd_j_entry() {
             .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, SimdJForce{launch_for(t, p.n, 1)}, device);
-            }};
+            },
+            .expected_efficiency = 0.018};  // lowest measured 0.030
 }
 
 }  // namespace nbody::omp_target

@@ -62,7 +62,8 @@ VariantEntry tiled_entry() {
             .tunings = launch_tunings(8),
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, TiledForce{launch_for(t, p.n, kLanes)}, device);
-            }};
+            },
+            .expected_efficiency = 0.0095};  // lowest measured 0.0159
 }
 
 }  // namespace nbody::omp_target

@@ -2,11 +2,14 @@
 // to GPU8 as tunings). Without a GPU: the study's rules (len * luf <= 1024, luf >= wid) and ours
 // are usage errors naming the rule before any device call, and every shape of the study's grid
 // passes them. With a GPU: every rung with every row reduction (hand, CUB, cuBLAS), on the study's
-// 3D leapfrog workload and the canonical 2D one, agrees with the host reference, and so do the other
-// partial-sum variants with reduction=cublas.
+// 3D leapfrog workload and the canonical 2D one, passes the verifier's checks (positions,
+// velocities, map) after 1 and 10 steps, and so do the other partial-sum variants with
+// reduction=cublas; without one, those checks are shown to catch a kernel that computes no force.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <utility>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -17,6 +20,8 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "mutant_variants.hpp"
+#include "verification.hpp"
 
 namespace nbody {
 namespace {
@@ -137,29 +142,46 @@ TEST(StepwiseRules, Gpu0OffersTheReportsBlockSizes) {
         EXPECT_NO_THROW(Registry::resolve_tuning(variant("cuda.pairwise"), {{"block_size", block}})) << block;
 }
 
-// Worst |position - reference| after `steps` steps (double reference of the float32 state).
-long double position_error(const std::string& id, const TuningValues& tuning, std::size_t n, const Workload& w, int steps) {
-    auto sim = create(id, tuning, n, w);
-    sim->upload(generate_state(w, n));
-    sim->advance(steps);
-    sim->synchronize();
-    HostState state = empty_state(w, n);
-    std::vector<float> map;
-    sim->download(state, map);
-    BodiesT<double> reference = std::visit([](const auto& b) { return BodiesT<double>::converted_from(b); }, generate_state(w, n));
-    reference_advance(reference, PhysicsConstants{}, w.integrator, steps);
-    long double worst = 0;
-    std::visit(
-        [&](const auto& b) {
-            for (int axis = 0; axis < w.dim; ++axis)
-                for (std::size_t i = 0; i < n; ++i)
-                    worst = std::max(worst, std::abs(static_cast<long double>(b.position(axis)[i]) - reference.position(axis)[i]));
-        },
-        state);
-    return worst;
+// The verifier's checks, as `verify` makes them (its default thresholds for the precision:
+// positions, velocities and every map count explained), after 1 and 10 steps at D = 10, from the
+// generated state. A reference per N and workload, computed once.
+constexpr int kMapSize = 10;
+const ReferenceSolution& reference_for(std::size_t n, const Workload& w) {
+    static std::map<std::pair<std::size_t, Workload>, std::unique_ptr<ReferenceSolution>> cache;
+    auto& slot = cache[{n, w}];
+    if (!slot) slot = std::make_unique<ReferenceSolution>(generate_state(w, n), PhysicsConstants{}, w.integrator,
+                                                          std::vector<int>{1, 10}, VerificationSettings{});
+    return *slot;
 }
 
-constexpr long double kFp32Threshold = 1e-4;  // test_cuda.cpp's float32 position threshold
+// Each failed check's reason; "" when all passed.
+std::string failures_of(Simulation& sim, std::size_t n, const Workload& w) {
+    std::string text;
+    for (const CheckResult& r : verify_simulation(sim, generate_state(w, n), reference_for(n, w), kMapSize,
+                                                  default_thresholds(w.precision)))
+        if (!r.passed) text += "K=" + std::to_string(r.steps) + ": " + r.failure + "; ";
+    return text;
+}
+
+std::string verification_failures(const std::string& id, const TuningValues& tuning, std::size_t n, const Workload& w) {
+    return failures_of(*create(id, tuning, n, w), n, w);
+}
+
+// The check above catches a kernel that computes no force (it erred by only 5.1e-5 to 9.8e-5 in
+// position after 2 steps, inside the 1e-4 position threshold alone), on both ladder workloads.
+TEST(StepwiseLadder, TheCheckCatchesAKernelWithoutForce) {
+    for (const Workload& w : {kThreeDLeapfrog, kCanonical}) {
+        auto no_force = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w},
+                                               testing::Mutation::no_force);
+        const std::string why = failures_of(*no_force, 1000, w);
+        EXPECT_NE(why.find("K=1: "), std::string::npos) << to_string(w) << ": " << why;
+        EXPECT_NE(why.find("K=10: "), std::string::npos) << to_string(w) << ": " << why;
+        EXPECT_NE(why.find("max_vel_err"), std::string::npos) << to_string(w) << ": " << why;
+        auto correct = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w},
+                                              testing::Mutation::none);
+        EXPECT_EQ(failures_of(*correct, 1000, w), "") << to_string(w);
+    }
+}
 
 TEST(StepwiseLadder, EveryRungAndReductionAgreesWithTheReference) {
     if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
@@ -175,7 +197,7 @@ TEST(StepwiseLadder, EveryRungAndReductionAgreesWithTheReference) {
                     t.insert(shape.begin(), shape.end());
                     t["reduction"] = reduction;
                     for (std::size_t n : {1000u, 4099u})
-                        EXPECT_LE(position_error(kStepwise, t, n, w, 2), kFp32Threshold)
+                        EXPECT_EQ(verification_failures(kStepwise, t, n, w), "")
                             << rung.name << " reduction=" << reduction << " len=" << t["len"] << " N=" << n << " "
                             << to_string(w);
                 }
@@ -186,7 +208,7 @@ TEST(StepwiseLadder, Float64RunsTheRuntimeShapeRungs) {
     const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
     for (const Rung& rung : rungs()) {
         if (rung.tuning.at("compile_time_shape") == "on") continue;
-        EXPECT_LE(position_error(kStepwise, rung.tuning, 1000, fp64, 2), 1e-12) << rung.name;
+        EXPECT_EQ(verification_failures(kStepwise, rung.tuning, 1000, fp64), "") << rung.name;
     }
 }
 
@@ -194,9 +216,9 @@ TEST(StepwiseLadder, Gpu0AndTheOtherPartialSumVariantsWithCublas) {
     if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
     for (const Workload& w : {kThreeDLeapfrog, kCanonical})
         for (const char* block : {"16", "128"})
-            EXPECT_LE(position_error("cuda.pairwise", {{"block_size", block}}, 1000, w, 2), kFp32Threshold) << block;
-    EXPECT_LE(position_error("cuda.tiled2d", {{"reduction", "cublas"}}, 4099, kThreeDLeapfrog, 2), kFp32Threshold);
-    EXPECT_LE(position_error("cuda.force_matrix", {{"reduction", "cublas"}}, 1000, kCanonical, 2), kFp32Threshold);
+            EXPECT_EQ(verification_failures("cuda.pairwise", {{"block_size", block}}, 1000, w), "") << block;
+    EXPECT_EQ(verification_failures("cuda.tiled2d", {{"reduction", "cublas"}}, 4099, kThreeDLeapfrog), "");
+    EXPECT_EQ(verification_failures("cuda.force_matrix", {{"reduction", "cublas"}}, 1000, kCanonical), "");
 }
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include "nbody/registry.hpp"
 #include "portable_inv_sqrt.hpp"
 #include "test_support.hpp"
+#include "verification.hpp"
 
 namespace nbody {
 namespace {
@@ -176,14 +177,13 @@ Errors errors_against(const BodiesT<Real>& got, const BodiesT<Ref>& reference) {
     return e;
 }
 
-// Bounds after at most 10 steps. float32: those of the 2D tests (a tenth of SPEC §5's position
-// threshold; test_variants' velocity bound). float64: far above the float64 rounding the variants
-// show (docs/performance-kokkos.md, "Workloads"), room for other summation orders, and far below
-// the error of any float32 arithmetic (a float32 reciprocal square root) in a float64 variant.
+// Bounds after at most 10 steps: the verifier's default thresholds of the precision (one source of
+// truth: `verify`'s max_pos_err and max_vel_err, justified in docs/verification.md; float64's sit
+// far below the error of any float32 arithmetic in a float64 variant).
 template <class Real>
 Errors bounds() {
-    if constexpr (std::is_same_v<Real, float>) return {.position = 1e-5, .velocity = 1e-4};
-    return {.position = 1e-12, .velocity = 1e-12};
+    const Thresholds t = default_thresholds(std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64);
+    return {.position = t.max_pos_err, .velocity = t.max_vel_err};
 }
 
 // Runs every variant on `initial` for 1, then 9 more steps, checking the state against the

@@ -20,33 +20,24 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "verification.hpp"
 
 namespace nbody {
 namespace {
 
 const char* const kOmpVariants[] = {"omp.static", "omp.edge_sharing", "omp.simd"};
 
-// Position errors after 10 steps at N <= 1000 against the more exact reference:
-// - float32: the existing tests' bound (SPEC §5's default is 1e-4 after 10 steps; every variant
-//   stays far below, at the float32 rounding of positions near 1: docs/performance-openmp.md).
-// - float64: 1e-12. Rounding in double leaves ~1e-16 relative per operation, and positions near 1
-//   are stored to ~1e-16, so every correct variant stays orders of magnitude below (measured in
-//   docs/performance-openmp.md); a reciprocal square root accurate to float32 or to a little more
-//   (one Newton step on a float32 estimate, or a 14-bit estimate refined once) errs by 1e-8 or
-//   more in every pull and moves positions past the bound.
-constexpr double kFloat32PositionBound = 1e-5;
-constexpr double kFloat64PositionBound = 1e-12;
-// Velocities: ten times the position bounds, the pair the existing float32 tests use.
-constexpr double kFloat32VelocityBound = 1e-4;
-constexpr double kFloat64VelocityBound = 1e-11;
-
+// Errors after 10 steps at N <= 1000 against the more exact reference: the verifier's default
+// thresholds of the precision (one source of truth: `verify`'s max_pos_err and max_vel_err), which
+// docs/verification.md justifies by measured errors and the bugs they catch (the in-place race's
+// float32 velocity error of 4.4e-6 fails 1e-6).
 template <class Real>
-constexpr double position_bound() {
-    return std::is_same_v<Real, float> ? kFloat32PositionBound : kFloat64PositionBound;
+double position_bound() {
+    return default_thresholds(std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64).max_pos_err;
 }
 template <class Real>
-constexpr double velocity_bound() {
-    return std::is_same_v<Real, float> ? kFloat32VelocityBound : kFloat64VelocityBound;
+double velocity_bound() {
+    return default_thresholds(std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64).max_vel_err;
 }
 
 // The reference precision of a workload precision (SPEC §5): double for float32, long double for
@@ -285,8 +276,9 @@ TEST(OmpThreadTeam, OneCallOrManyGiveTheSameSteps) {
 }
 
 // Every instruction set, with and without the Newton step, in every workload: float32 within
-// the bounds above; float64 to double accuracy in both forms (the refined estimate on avx512 and
-// sqrt + division) - the float64 bound fails any float32-accurate reciprocal square root.
+// the bounds above with the Newton step (without it, positions and map only: see below); float64
+// to double accuracy in both forms (the refined estimate on avx512 and sqrt + division) - the
+// float64 bound fails any float32-accurate reciprocal square root.
 TEST(OmpSimd, EveryInstructionSetWithAndWithoutNewtonWithinTheBounds) {
     constexpr std::size_t kBodies = 450;
     constexpr int kSteps = 10;
@@ -307,7 +299,15 @@ TEST(OmpSimd, EveryInstructionSetWithAndWithoutNewtonWithinTheBounds) {
                              kSteps);
                 const Errors e = max_errors(out.state, truth);
                 EXPECT_LT(e.position, position_bound<Real>()) << what;
-                EXPECT_LT(e.velocity, velocity_bound<Real>()) << what;
+                if (std::is_same_v<Real, float> && std::string(newton) == "0" && isa != "scalar") {
+                    // The bare 12-14-bit estimate errs by about 2e-6 in velocity: beyond verify's
+                    // float32 max_vel_err, so verify and matrices report this tuning unverified
+                    // (the scalar code's stand-in for the estimate is the exact 1/sqrt).
+                    EXPECT_GT(e.velocity, velocity_bound<Real>()) << what;
+                    EXPECT_LT(e.velocity, 10 * velocity_bound<Real>()) << what;
+                } else {
+                    EXPECT_LT(e.velocity, velocity_bound<Real>()) << what;
+                }
                 EXPECT_EQ(out.map, reference_map) << what;
             }
         }

@@ -102,7 +102,10 @@ class CompilerTable(unittest.TestCase):
         hand = max(e["interactions_per_second"] for v, e in clang.items() if not v.startswith("kokkos."))
         self.assertAlmostEqual(number(ratio[self.column(CLANG, "interactions/s")]) /
                                (clang["kokkos.simd@openmp"]["interactions_per_second"] / hand), 1, delta=5e-3)
-        self.assertIn("kokkos.simd@openmp ÷ omp.", ratio[self.column(CLANG, "efficiency")])
+        # The efficiency column divides by the hand-written variant of the best efficiency (on the
+        # fixture's busy 2-core host that may be serial.reference, measured on one core).
+        best = max((e["efficiency"], v) for v, e in clang.items() if not v.startswith("kokkos."))[1]
+        self.assertIn(f"kokkos.simd@openmp ÷ {best}", ratio[self.column(CLANG, "efficiency")])
 
     def test_a_configuration_run_by_several_files_shows_its_median_run(self):
         def scaled(factor: float) -> dict:  # another build (commit) of the same compiler and ISA

@@ -218,7 +218,11 @@ class ReportOnFixture(unittest.TestCase):
             thresholds[path] = context["matrix"]["verification"]
         columns = {"max pos err": ("max_pos_err", "max_pos_err"), "RMS pos err": ("rms_pos_err", "max_rms_pos_err"),
                    "max vel err": ("max_vel_err", "max_vel_err"), "map diff": ("map_diff", "max_map_diff")}
-        limits = {v for t in thresholds.values() for v in t.items()}
+        # Version 2 also holds each precision's thresholds (by_precision); null: the map is explained.
+        limits = set()
+        for t in thresholds.values():
+            for per in [t] + list(t.get("by_precision", {}).values()):
+                limits |= {(k, v) for k, v in per.items() if isinstance(v, (int, float))}
         for r in rows:
             key = (strip_anchor(r["device"]), r["variant"], r["tuning"], int(r["N"]), int(r["D"]))
             e = next(e for k, e in self.expected.items() if k[:5] == key)
@@ -226,6 +230,11 @@ class ReportOnFixture(unittest.TestCase):
             for title, (field, limit_key) in columns.items():
                 if e.get(field) is None:
                     self.assertEqual(r[title], "—")
+                    continue
+                if len(r[title].split()) == 1:  # no threshold (null): the map is explained, not bounded
+                    self.assertClose(r[title], e[field], f"{key} {field}")
+                    self.assertIn(None, {per.get(limit_key, 0) for t in thresholds.values()
+                                         for per in [t] + list(t.get("by_precision", {}).values())}, f"{key} {field}")
                     continue
                 value, relation, limit = r[title].split()
                 self.assertClose(value, e[field], f"{key} {field}")

@@ -81,6 +81,23 @@ NBODY_HD inline Real mass_over_cube(const InvSqrt& inv_sqrt, const Mass& mass, R
     }
 }
 
+// d^2 + r2, one step of |d|^2 + eps2. On the GPU in float64 rounded toward zero (the same DFMA
+// with a rounding modifier: no instruction added), so that a sum beyond the largest double stays
+// finite: the refined double rsqrt (MUFU.RSQ64H, then y e terms with e = 1 - v y^2) of infinity is
+// NaN (0 * inf), while the plain formula's 1/sqrt(inf) = 0 pulls nothing; at the largest double the
+// weight underflows to 0 as the plain formula's does. Float32's MUFU.RSQ of infinity is already 0.
+template <class Real>
+NBODY_HD inline Real add_square(Real d, Real r2) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<Real, double>)
+        return __fma_rz(d, d, r2);
+    else
+        return d * d + r2;
+#else
+    return d * d + r2;
+#endif
+}
+
 // Adds body j's pull (without G) on body i to `a`: m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i,
 // with inv_sqrt supplied by the model (exact, or the hardware approximation); mj is body j's mass,
 // or what the model's inv_sqrt folded it into (mass_over_cube).
@@ -93,7 +110,7 @@ NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) d[k] = pj[k] - pi[k];
     Real r2 = eps2;
 NBODY_UNROLL_AXES
-    for (int k = Dim - 1; k >= 0; --k) r2 = d[k] * d[k] + r2;
+    for (int k = Dim - 1; k >= 0; --k) r2 = add_square(d[k], r2);
     const Real weight = mass_over_cube(inv_sqrt, mj, r2);
 NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
