@@ -117,8 +117,11 @@ void require_usable_outputs(const RunOptions& o) {
 // (it may run what the limits refuse).
 void print_estimate(const char* command, const Cost& cost, const CostOptions& options) {
     const std::string why = excess(cost, options.limits());
-    fmt::print(stderr, "{}: estimated {} ({}), about {} of host memory{}\n", command, duration_text(cost.seconds), cost.rate_source,
-               bytes_text(cost.host_bytes), why.empty() ? "" : "; " + why + ": run anyway (--allow-long)");
+    if (why.rfind("estimated", 0) == 0)  // the time is above the limit: `why` holds the estimate
+        fmt::print(stderr, "{}: {}; about {} of host memory: run anyway (--allow-long)\n", command, why, bytes_text(cost.host_bytes));
+    else
+        fmt::print(stderr, "{}: estimated {} ({}), about {} of host memory{}\n", command, duration_text(cost.seconds),
+                   cost.rate_source, bytes_text(cost.host_bytes), why.empty() ? "" : "; " + why + ": run anyway (--allow-long)");
 }
 
 void run(const RunOptions& o, DistributedRun& ranks) {
