@@ -109,14 +109,21 @@ put(M, "million-sizes.json", '{"name": "x", "groups": [{"variants": ["serial.ref
 put(M, "explosion.json", '{"name": "x", "groups": [{"variants": ["serial.reference"], "n": [' + ",".join(str(i) for i in range(1, 401)) + '], "d": [' + ",".join(str(i) for i in range(1, 401)) + "]}]}", "refused", "more than 100000 configurations", "-", "400 N x 400 D")
 put(M, "misspelt-variant.json", small_text.replace('"serial.reference"', '"serail.reference"'), "refused", "group \"group0\": variant pattern \"serail.reference\" matches no variant", "-", "a misspelt variant id")
 put(M, "unknown-model.json", small_text.replace('"serial.reference"', '"serial.reference", "sycl.*"'), "refused", "variant pattern \"sycl.*\" matches no variant (no model \"sycl\"", "-", "a pattern of no model of the suite beside a good one")
-put(M, "capped-to-nothing.json", small_text.replace('"name": "small"', '"name": "small", "max_n": {"serial.*": 50}'), "refused", "group \"group0\" expands to no configuration: serial.reference not run at N=64 (cap 50)", "-", "every N above the cap")
 put(M, "duplicate-n.json", small_text.replace("[64, 100]", "[64, 100, 64]"), "refused", "groups[0].n: lists 64 twice", "-", "a value listed twice in n")
 put(M, "duplicate-tuning.json", small_text.replace('"dim": [2, 3]', '"tunings": {"map": ["recount", "recount"]}'), "refused", "groups[0].tunings.map: lists \"recount\" twice", "-", "a tuning value listed twice")
 put(M, "duplicate-variant.json", small_text.replace('"serial.reference"', '"serial.reference", "serial.reference"'), "refused", "groups[0].variants: lists \"serial.reference\" twice", "-", "a variant listed twice")
-put(M, "seed-2-to-64.json", small_text.replace('"name": "small"', '"name": "small", "seed": 18446744073709551616'), "refused", "seed: must be an integer in [0, 18446744073709551615]", "-", "a seed of 2^64")
-put(M, "seed-fraction.json", small_text.replace('"name": "small"', '"name": "small", "seed": 1e23'), "refused", "seed: must be an integer in [0, 18446744073709551615]", "-", "a seed written as 1e23")
-put(M, "valid-largest-seed.json", small_text.replace('"name": "small"', '"name": "small", "seed": 18446744073709551615'), "accepted", "", "-", "the largest seed, 2^64 - 1")
-put(M, "softening-underflow.json", small_text.replace('"name": "small"', '"name": "small", "constants": {"softening": 1e-20}'), "refused", "constants.softening 1e-20: its square underflows in fp32", "-", "a softening whose square is 0 in float32")
+
+
+def put_small_with(name, top_keys, outcome, message, what):
+    """The small matrix with `top_keys` (JSON text) added at its top level."""
+    put(M, name, small_text.replace('"name": "small"', '"name": "small", ' + top_keys), outcome, message, "-", what)
+
+
+put_small_with("capped-to-nothing.json", '"max_n": {"serial.*": 50}', "refused", "group \"group0\" expands to no configuration: serial.reference not run at N=64 (cap 50)", "every N above the cap")
+put_small_with("seed-2-to-64.json", '"seed": 18446744073709551616', "refused", "seed: must be an integer in [0, 18446744073709551615]", "a seed of 2^64")
+put_small_with("seed-fraction.json", '"seed": 1e23', "refused", "seed: must be an integer in [0, 18446744073709551615]", "a seed written as 1e23")
+put_small_with("valid-largest-seed.json", '"seed": 18446744073709551615', "accepted", "", "the largest seed, 2^64 - 1")
+put_small_with("softening-underflow.json", '"constants": {"softening": 1e-20}', "refused", "constants.softening 1e-20: its square underflows in fp32", "a softening whose square is 0 in float32")
 put(M, "dt-overflow.json", small_text.replace('"name": "small"', '"name": "small", "constants": {"dt": 1e200}').replace('"dim": [2, 3]', '"precision": "fp64"'), "refused", "constants.dt 1e+200: its square overflows in fp64", "-", "a time step whose square is infinite in float64")
 put(M, "binary.json", bytes(rng.randrange(256) for _ in range(4096)), "refused", "not valid JSON", "-", "4 KiB of random bytes")
 
