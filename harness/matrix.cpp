@@ -168,12 +168,11 @@ std::string no_variant_hint(const Registry& registry, const std::string& pattern
 
 // Notes for a one-line message: the first few, distinct, then how many more.
 std::string summary_of(const std::vector<std::string>& notes) {
-    std::vector<std::string> distinct;
-    for (const auto& note : notes)
-        if (std::find(distinct.begin(), distinct.end(), note) == distinct.end()) distinct.push_back(note);
+    std::set<std::string> distinct;
     std::string text;
     std::size_t shown = 0;
-    for (; shown < distinct.size() && shown < 3 && text.size() < 300; ++shown) text += (shown ? "; " : "") + distinct[shown];
+    for (const auto& note : notes)
+        if (distinct.insert(note).second && shown < 3 && text.size() < 300) text += (shown++ ? "; " : "") + note;
     if (text.size() > 400) text = text.substr(0, 400) + "...";
     if (shown < distinct.size()) text += fmt::format("; and {} more", distinct.size() - shown);
     return text;
@@ -247,10 +246,10 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
         if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
             r.fail(where, "\"variants\" must be a non-empty list of ids or patterns");
+        std::set<std::string> listed_patterns;
         for (std::size_t i = 0; i < group["variants"].size(); ++i) {
             const std::string pattern = r.text(group["variants"][i], fmt::format("{}.variants[{}]", where, i));
-            if (std::find(out.variant_patterns.begin(), out.variant_patterns.end(), pattern) != out.variant_patterns.end())
-                r.twice(where + ".variants", json_text_excerpt(pattern));
+            if (!listed_patterns.insert(pattern).second) r.twice(where + ".variants", json_text_excerpt(pattern));
             out.variant_patterns.push_back(pattern);
         }
         if (!group.contains("n")) r.fail(where, "missing \"n\"");
@@ -273,9 +272,10 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
                 const std::string at = where + ".tunings." + name;
                 if (!values.is_array() || values.empty()) r.fail(at, "must be a non-empty list");
                 std::vector<std::string> list;
+                std::set<std::string> listed_values;
                 for (std::size_t i = 0; i < values.size(); ++i) {
                     const std::string value = r.tuning_value(values[i], fmt::format("{}[{}]", at, i));
-                    if (std::find(list.begin(), list.end(), value) != list.end()) r.twice(at, json_text_excerpt(value));
+                    if (!listed_values.insert(value).second) r.twice(at, json_text_excerpt(value));
                     list.push_back(value);
                 }
                 out.tunings.emplace_back(name, list);
