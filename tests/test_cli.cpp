@@ -580,9 +580,8 @@ TEST(Cli, SeedsOutOfRangeAreRefusedEverywhereAndRunPrintsItsSeed) {
     for (const char* seed : {"-1", "18446744073709551616", "1e23", "0x10"}) {
         SCOPED_TRACE(seed);
         const std::string given = std::string("--seed '") + seed + "'";
-        for (const std::string& command : {"run --variant serial.reference -n 16 --steps 1 ",
-                                           "verify --variants serial.reference -n 16 --steps 1 ",
-                                           "compare --variant serial.reference --variant omp.static -n 16 "})
+        for (const char* command : {"run --variant serial.reference -n 16 --steps 1 ", "verify --variants serial.reference -n 16 --steps 1 ",
+                                    "compare --variant serial.reference --variant omp.static -n 16 "})
             expect_refused_before_work(run_bench(command + given, dir),
                                        "--seed: must be an integer in [0, 18446744073709551615], got '" + std::string(seed) + "'");
     }
