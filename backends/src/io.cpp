@@ -271,7 +271,10 @@ void check_writable(const std::string& path) {
     // The writer's own first step, undone: a folder that refuses a new file is found before any work.
     const fs::path temp = temporary_beside(target);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) throw UsageError(path + ": cannot write: " + cannot_create_in(folder, errno));
+    if (fd < 0) {
+        if (errno == EEXIST) return;  // a temporary file a killed writer left: the writer truncates it
+        throw UsageError(path + ": cannot write: " + cannot_create_in(folder, errno));
+    }
     ::close(fd);
     fs::remove(temp, ec);
 }
