@@ -88,7 +88,7 @@ put(M, "nan.json", small_text.replace('"steps": 2', '"steps": NaN'), "refused", 
 put(M, "number-overflow.json", small_text.replace('"steps": 2', '"steps": 1e400'), "refused", "not valid JSON", "-", "a number beyond the double range")
 put(M, "huge-integer.json", small_text.replace("[64, 100]", "[18446744073709551616]"), "refused", "groups[0].n[0]: must be an integer", "-", "an integer beyond 64 bits")
 put(M, "n-above-max.json", small_text.replace("[64, 100]", "[67108865]"), "refused", "groups[0].n[0]: must be in [1, 67108864], got 67108865", "-", "N above the largest")
-put(M, "negative-seed.json", small_text.replace('"name": "small"', '"name": "small", "seed": -1'), "refused", "seed: must be in [0,", "-", "a negative seed")
+put(M, "negative-seed.json", small_text.replace('"name": "small"', '"name": "small", "seed": -1'), "refused", "seed: must be an integer in [0, 18446744073709551615], got -1", "-", "a negative seed")
 put(M, "zero-dt.json", small_text.replace('"name": "small"', '"name": "small", "constants": {"dt": 0}'), "refused", "constants.dt: must be a positive finite number", "-", "a zero time step")
 put(M, "missing-groups.json", '{"name": "x"}', "refused", "\"groups\" must be a non-empty list", "-", "no groups")
 put(M, "missing-name.json", '{"groups": [{"variants": ["serial.*"], "n": [8], "d": [2]}]}', "refused", "missing \"name\"", "-", "no name")
@@ -105,8 +105,26 @@ put(M, "invalid-utf8.json", small_text.encode().replace(b'"small"', b'"sm\xffall
 put(M, "duplicate-key.json", small_text.replace('"steps": 2', '"steps": 2, "steps": 3'), "refused", "/steps\": key \"steps\" appears twice in one object", "-", "a key twice (JSON would keep the last)")
 put(M, "deep-nesting.json", "[" * 10000 + "]" * 10000, "refused", "nested deeper than 64 levels", "-", "lists nested 10^4 deep")
 put(M, "deep-in-description.json", '{"name": "x", "description": ' + '{"a": ' * 10000 + "1" + "}" * 10000 + ', "groups": []}', "refused", "nested deeper than 64 levels", "-", "objects nested 10^4 deep inside a valid key")
-put(M, "million-sizes.json", '{"name": "x", "groups": [{"variants": ["serial.reference"], "n": [' + ",".join(["64"] * 1000000) + '], "d": [4]}]}', "refused", "more than 100000 configurations", "-", "10^6 values of N")
+put(M, "million-sizes.json", '{"name": "x", "groups": [{"variants": ["serial.reference"], "n": [' + ",".join(str(i) for i in range(1, 1000001)) + '], "d": [4]}]}', "refused", "more than 100000 configurations", "-", "10^6 values of N")
 put(M, "explosion.json", '{"name": "x", "groups": [{"variants": ["serial.reference"], "n": [' + ",".join(str(i) for i in range(1, 401)) + '], "d": [' + ",".join(str(i) for i in range(1, 401)) + "]}]}", "refused", "more than 100000 configurations", "-", "400 N x 400 D")
+put(M, "misspelt-variant.json", small_text.replace('"serial.reference"', '"serail.reference"'), "refused", "group \"group0\": variant pattern \"serail.reference\" matches no variant", "-", "a misspelt variant id")
+put(M, "unknown-model.json", small_text.replace('"serial.reference"', '"serial.reference", "sycl.*"'), "refused", "variant pattern \"sycl.*\" matches no variant (no model \"sycl\"", "-", "a pattern of no model of the suite beside a good one")
+put(M, "duplicate-n.json", small_text.replace("[64, 100]", "[64, 100, 64]"), "refused", "groups[0].n: lists 64 twice", "-", "a value listed twice in n")
+put(M, "duplicate-tuning.json", small_text.replace('"dim": [2, 3]', '"tunings": {"map": ["recount", "recount"]}'), "refused", "groups[0].tunings.map: lists \"recount\" twice", "-", "a tuning value listed twice")
+put(M, "duplicate-variant.json", small_text.replace('"serial.reference"', '"serial.reference", "serial.reference"'), "refused", "groups[0].variants: lists \"serial.reference\" twice", "-", "a variant listed twice")
+
+
+def put_small_with(name, top_keys, outcome, message, what):
+    """The small matrix with `top_keys` (JSON text) added at its top level."""
+    put(M, name, small_text.replace('"name": "small"', '"name": "small", ' + top_keys), outcome, message, "-", what)
+
+
+put_small_with("capped-to-nothing.json", '"max_n": {"serial.*": 50}', "refused", "group \"group0\" expands to no configuration: serial.reference not run at N=64 (cap 50)", "every N above the cap")
+put_small_with("seed-2-to-64.json", '"seed": 18446744073709551616', "refused", "seed: must be an integer in [0, 18446744073709551615]", "a seed of 2^64")
+put_small_with("seed-fraction.json", '"seed": 1e23', "refused", "seed: must be an integer in [0, 18446744073709551615]", "a seed written as 1e23")
+put_small_with("valid-largest-seed.json", '"seed": 18446744073709551615', "accepted", "", "the largest seed, 2^64 - 1")
+put_small_with("softening-underflow.json", '"constants": {"softening": 1e-20}', "refused", "constants.softening 1e-20: its square underflows in fp32", "a softening whose square is 0 in float32")
+put(M, "dt-overflow.json", small_text.replace('"name": "small"', '"name": "small", "constants": {"dt": 1e200}').replace('"dim": [2, 3]', '"precision": "fp64"'), "refused", "constants.dt 1e+200: its square overflows in fp64", "-", "a time step whose square is infinite in float64")
 put(M, "binary.json", bytes(rng.randrange(256) for _ in range(4096)), "refused", "not valid JSON", "-", "4 KiB of random bytes")
 
 # --- results files (docs/results-format.md) ------------------------------------------------------
@@ -138,6 +156,12 @@ def version_1(doc):
 
 
 put(R, "valid-version1.json", changed(version_1), "accepted", "", "-", "a version-1 file (no workload fields)")
+definitions = [{"name": "group0", "variants": ["serial.reference"], "n": [64], "d": [4], "dim": [2], "precision": ["fp32"],
+                "integrator": ["euler"], "steps": 2, "warmup_steps": 0, "min_time_s": 0, "repetitions": 1, "verify_steps": 10,
+                "tunings": {}, "max_n": []}]
+put(R, "valid-group-definitions.json", changed(lambda d: d["context"]["matrix"].update(group_definitions=definitions)), "accepted", "", "-", "the groups a resume compares, as matrix records them")
+put(R, "wrong-type-group-definitions.json", changed(lambda d: d["context"]["matrix"].update(group_definitions={"n": [64]})), "refused", "/context/matrix/group_definitions: value {\"n\":[64]} is not of type \"array\"", "-", "group definitions as an object")
+put(R, "seed-2-to-64.json", changed(lambda d: d["context"]["matrix"].update(seed=2 ** 64)), "refused", "/context/matrix/seed", "-", "a recorded seed of 2^64")
 put(R, "empty.json", "", "refused", "not valid JSON at line 1, column 1", "-", "an empty file")
 put(R, "truncated.json", results(valid)[:5000], "refused", "not valid JSON at line", "-", "a file cut in the middle (a killed writer)")
 put(R, "nan.json", results(valid).replace('"time_per_step_s": ', '"time_per_step_s": NaN, "x": ', 1), "refused", "not valid JSON at line", "-", "NaN (not JSON)")

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "distributed.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/io.hpp"
 
 int main(int argc, char** argv) {
     // Under mpirun every rank runs this same command line (docs/scaling.md).
@@ -45,6 +46,13 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+        // A first word that is no subcommand: CLI11 would only say that one is required.
+        if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+            std::string names;
+            for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+                names += (names.empty() ? "" : ", ") + command->get_name();
+            return failed(2, "unknown subcommand " + nbody::quoted_excerpt(argv[1]) + " (the subcommands: " + names + "; see --help)");
+        }
         return failed(2, std::string(e.what()) + " (see --help)");
     } catch (const nbody::UsageError& e) {
         return failed(2, e.what());

@@ -12,6 +12,7 @@
 
 #include "json_input.hpp"
 #include "nbody/errors.hpp"
+#include "problem_options.hpp"
 
 namespace nbody {
 
@@ -53,9 +54,25 @@ public:
     std::vector<T> integer_list(const json& value, const std::string& where, long min_value, long max_value) const {
         if (!value.is_array() || value.empty()) fail(where, "must be a non-empty list of integers");
         std::vector<T> out;
-        for (std::size_t i = 0; i < value.size(); ++i)
-            out.push_back(static_cast<T>(integer(value[i], fmt::format("{}[{}]", where, i), min_value, max_value)));
+        std::set<T> listed;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            const T v = static_cast<T>(integer(value[i], fmt::format("{}[{}]", where, i), min_value, max_value));
+            if (!listed.insert(v).second) twice(where, std::to_string(v));
+            out.push_back(v);
+        }
         return out;
+    }
+
+    // Every list of a matrix holds each value once: a repeat is a mistake, not a request to run twice.
+    [[noreturn]] void twice(const std::string& where, const std::string& value) const {
+        fail(where, "lists " + value + " twice (each value once)");
+    }
+
+    // A seed: any integer of 64 bits without sign, as `--seed` takes it.
+    std::uint64_t seed(const json& value, const std::string& where) const {
+        if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<long>() >= 0))
+            fail(where, fmt::format("must be an integer in [0, {}], got {}", UINT64_MAX, value.dump()));
+        return value.get<std::uint64_t>();
     }
 
     std::string text(const json& value, const std::string& where) const {
@@ -81,7 +98,7 @@ public:
         std::vector<T> out;
         for (std::size_t i = 0; i < value.size(); ++i) {
             const T v = one(value[i], fmt::format("{}[{}]", where, i));
-            if (std::find(out.begin(), out.end(), v) != out.end()) fail(where, "lists a value twice");
+            if (std::find(out.begin(), out.end(), v) != out.end()) twice(where, shown(value[i]));
             out.push_back(v);
         }
         return out;
@@ -121,6 +138,9 @@ public:
         return out;
     }
 
+    // A listed value as the file writes it, for a message.
+    static std::string shown(const json& value) { return value.is_string() ? json_text_excerpt(value.get<std::string>()) : value.dump(); }
+
 private:
     static std::string one_line(const std::string& text) {
         std::string out;
@@ -137,6 +157,26 @@ private:
 };
 
 constexpr long kMaxN = 1L << 26;
+
+// Why a pattern of no variant is a mistake: its model exists and has no such variant, or there is no such model.
+std::string no_variant_hint(const Registry& registry, const std::string& pattern) {
+    const std::string model = pattern.substr(0, pattern.find('.'));
+    for (const ModelPart& part : registry.declared_parts())
+        if (part.space.empty() && glob_match(model, part.model)) return "model " + part.model + " has no such variant";
+    return fmt::format("no model {}; the models: {}", json_text_excerpt(model), registry.declared_models());
+}
+
+// Notes for a one-line message: the first few, distinct, then how many more.
+std::string summary_of(const std::vector<std::string>& notes) {
+    std::set<std::string> distinct;
+    std::string text;
+    std::size_t shown = 0;
+    for (const auto& note : notes)
+        if (distinct.insert(note).second && shown < 3 && text.size() < 300) text += (shown++ ? "; " : "") + note;
+    if (text.size() > 400) text = text.substr(0, 400) + "...";
+    if (shown < distinct.size()) text += fmt::format("; and {} more", distinct.size() - shown);
+    return text;
+}
 
 }  // namespace
 
@@ -160,7 +200,7 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     if (!doc.contains("name")) r.fail("top level", "missing \"name\"");
     spec.name = r.text(doc["name"], "name");
     if (doc.contains("description")) spec.description = r.text(doc["description"], "description");
-    if (doc.contains("seed")) spec.seed = static_cast<std::uint64_t>(r.integer(doc["seed"], "seed", 0, LONG_MAX));
+    if (doc.contains("seed")) spec.seed = r.seed(doc["seed"], "seed");
     if (doc.contains("constants")) {
         const json& c = doc["constants"];
         r.only_keys(c, "constants", {"G", "dt", "softening"});
@@ -206,8 +246,12 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
         out.name = group.contains("name") ? r.text(group["name"], where + ".name") : fmt::format("group{}", g);
         if (!group.contains("variants") || !group["variants"].is_array() || group["variants"].empty())
             r.fail(where, "\"variants\" must be a non-empty list of ids or patterns");
-        for (std::size_t i = 0; i < group["variants"].size(); ++i)
-            out.variant_patterns.push_back(r.text(group["variants"][i], fmt::format("{}.variants[{}]", where, i)));
+        std::set<std::string> listed_patterns;
+        for (std::size_t i = 0; i < group["variants"].size(); ++i) {
+            const std::string pattern = r.text(group["variants"][i], fmt::format("{}.variants[{}]", where, i));
+            if (!listed_patterns.insert(pattern).second) r.twice(where + ".variants", json_text_excerpt(pattern));
+            out.variant_patterns.push_back(pattern);
+        }
         if (!group.contains("n")) r.fail(where, "missing \"n\"");
         if (!group.contains("d")) r.fail(where, "missing \"d\"");
         out.n = r.integer_list<std::size_t>(group["n"], where + ".n", 1, kMaxN);
@@ -228,13 +272,22 @@ MatrixSpec parse_matrix(const json& doc, const std::string& file) {
                 const std::string at = where + ".tunings." + name;
                 if (!values.is_array() || values.empty()) r.fail(at, "must be a non-empty list");
                 std::vector<std::string> list;
-                for (std::size_t i = 0; i < values.size(); ++i) list.push_back(r.tuning_value(values[i], fmt::format("{}[{}]", at, i)));
+                std::set<std::string> listed_values;
+                for (std::size_t i = 0; i < values.size(); ++i) {
+                    const std::string value = r.tuning_value(values[i], fmt::format("{}[{}]", at, i));
+                    if (!listed_values.insert(value).second) r.twice(at, json_text_excerpt(value));
+                    list.push_back(value);
+                }
                 out.tunings.emplace_back(name, list);
             }
         }
         if (group.contains("max_n")) {
             auto caps = r.caps(group["max_n"], where + ".max_n");
             out.max_n.insert(out.max_n.begin(), caps.begin(), caps.end());  // the group's caps first
+        }
+        for (const Precision precision : out.precisions) {
+            const std::string bad = unrepresentable_constant(spec.constants, precision, "constants.");
+            if (!bad.empty()) r.fail(where + ".precision", bad);
         }
         spec.groups.push_back(std::move(out));
     }
@@ -262,6 +315,7 @@ void select_groups(MatrixSpec& spec, const std::vector<std::string>& names) {
     for (const std::string& name : names)
         if (std::none_of(spec.groups.begin(), spec.groups.end(), [&](const MatrixGroup& g) { return g.name == name; }))
             throw UsageError(fmt::format("{}: no group \"{}\" (its groups: {})", spec.file, name, known));
+    if (spec.all_groups.empty()) spec.all_groups = spec.groups;
     std::erase_if(spec.groups, [&](const MatrixGroup& g) { return std::find(names.begin(), names.end(), g.name) == names.end(); });
     spec.selected_groups = names;
 }
@@ -270,26 +324,48 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
     MatrixExpansion out;
     std::set<std::string> seen;
     for (const MatrixGroup& group : spec.groups) {
-        std::vector<const VariantDescriptor*> variants, matched_any;  // available; all matched
-        for (const std::string& pattern : group.variant_patterns) {
-            const auto matched = registry.match(pattern);
-            matched_any.insert(matched_any.end(), matched.begin(), matched.end());
-            std::vector<std::string> skipped;
-            const auto available = include_unavailable ? matched : available_variants(matched, skipped);
-            for (const auto& why : skipped) out.notes.push_back(fmt::format("{}: skipped {}", group.name, why));
-            if (matched.empty()) out.notes.push_back(fmt::format("{}: pattern \"{}\" matches no variant of this build", group.name, pattern));
-            for (const auto* v : available)
-                if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
-        }
+        // What this group skips: every note names the group; `why_empty` keeps them for the refusal
+        // of a group that expands to nothing.
+        std::vector<std::string> why_empty;
+        const auto note = [&](const std::string& text) {
+            out.notes.push_back(fmt::format("{}: {}", group.name, text));
+            why_empty.push_back(text);
+        };
+        // A pattern of no variant is a typo unless it names a model or space this build left out.
+        bool left_out_of_build = false;
+        std::vector<const VariantDescriptor*> matched;
+        for (const std::string& pattern : group.variant_patterns)
+            for (const std::string& part : Registry::pattern_parts(pattern)) {
+                const auto found = registry.match(part);
+                if (found.empty()) {
+                    const std::string absent = registry.absent_from_build(part);
+                    if (absent.empty())
+                        throw InputError(fmt::format("{}: group {}: variant pattern {} matches no variant ({}; see `nbody-bench list`)",
+                                                     spec.file, json_text_excerpt(group.name), json_text_excerpt(part),
+                                                     no_variant_hint(registry, part)));
+                    note(fmt::format("pattern \"{}\" skipped: {}", part, absent));
+                    left_out_of_build = true;
+                }
+                for (const auto* v : found)
+                    if (std::find(matched.begin(), matched.end(), v) == matched.end()) matched.push_back(v);
+            }
         // Named entries, not structured bindings: Clang 16 with -fopenmp cannot capture a binding in a lambda.
         for (const auto& tuning : group.tunings) {
             const std::string& name = tuning.first;
-            const bool anyone = std::any_of(matched_any.begin(), matched_any.end(), [&](const VariantDescriptor* v) {
+            const bool anyone = std::any_of(matched.begin(), matched.end(), [&](const VariantDescriptor* v) {
                 return std::any_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; });
             });
-            if (!anyone && !matched_any.empty())
+            if (!anyone && !matched.empty())
                 throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
         }
+        // Variants that exist but cannot run here are skipped with their reason (a dry run may keep them).
+        std::vector<const VariantDescriptor*> variants;
+        std::vector<std::string> unavailable;
+        if (include_unavailable)
+            variants = matched;
+        else
+            variants = available_variants(matched, unavailable);
+        for (const auto& why : unavailable) note("skipped " + why);
         std::vector<Workload> workloads;
         for (int dim : group.dims)
             for (Precision precision : group.precisions)
@@ -302,6 +378,8 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
             throw InputError(fmt::format("{}: group {}: {:.3g} combinations of variants, workloads, tunings, N and D, more "
                                          "than {} configurations: split the matrix",
                                          spec.file, json_text_excerpt(group.name), combinations, kMaxMatrixConfigurations));
+        std::size_t expanded = 0;
+        bool tuning_rejected_here = false;
         for (const auto* v : variants) {
             // The sweep over the tunings this variant has (others in the group's list do not apply to it).
             std::vector<TuningValues> sweeps{TuningValues{}};
@@ -329,9 +407,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
             std::string unsupported;
             for (const Workload& workload : workloads)
                 if (!v->workloads.supports(workload)) unsupported += (unsupported.empty() ? "" : ", ") + to_string(workload);
-            if (!unsupported.empty())
-                out.notes.push_back(fmt::format("{}: skipped {} for {}: it runs {}", group.name, v->id, unsupported,
-                                                v->workloads.describe()));
+            if (!unsupported.empty()) note(fmt::format("skipped {} for {}: it runs {}", v->id, unsupported, v->workloads.describe()));
             for (const Workload& workload : workloads) {
                 if (!v->workloads.supports(workload)) continue;
                 for (const auto& overrides : sweeps) {
@@ -339,12 +415,13 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                     try {
                         tuning = Registry::resolve_tuning(*v, overrides);
                     } catch (const UsageError& e) {  // e.g. more threads than this host has: skip, say so
-                        out.notes.push_back(fmt::format("{}: skipped: {}", group.name, e.what()));
+                        note(fmt::format("skipped: {}", e.what()));
+                        tuning_rejected_here = true;
                         continue;
                     }
                     for (std::size_t n : group.n) {
                         if (cap != 0 && n > cap) {
-                            out.notes.push_back(fmt::format("{}: {} not run at N={} (cap {})", group.name, v->id, n, cap));
+                            note(fmt::format("{} not run at N={} (cap {})", v->id, n, cap));
                             continue;
                         }
                         for (int d : group.d) {
@@ -360,6 +437,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                                             .repetitions = group.repetitions,
                                             .verify_steps = group.verify_steps,
                                             .group = group.name};
+                            ++expanded;
                             if (seen.insert(c.name).second) out.configurations.push_back(std::move(c));
                             if (out.configurations.size() > kMaxMatrixConfigurations)
                                 throw InputError(fmt::format("{}: more than {} configurations: split the matrix", spec.file,
@@ -369,6 +447,14 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                 }
             }
         }
+        // A group of nothing is a mistake in the file (every N above the caps, workloads its variants
+        // do not run), unless what it names is left out of this build or cannot run on this machine.
+        if (expanded == 0) {
+            if (!left_out_of_build && unavailable.empty() && !tuning_rejected_here)
+                throw InputError(fmt::format("{}: group {} expands to no configuration: {}", spec.file,
+                                             json_text_excerpt(group.name), summary_of(why_empty)));
+            out.notes.push_back(fmt::format("{}: nothing of this group runs here", group.name));
+        }
     }
     // Caps notes repeat per tuning and workload; keep each once, in order.
     std::vector<std::string> unique_notes;
@@ -377,6 +463,12 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
         if (noted.insert(note).second) unique_notes.push_back(std::move(note));
     out.notes = std::move(unique_notes);
     return out;
+}
+
+void require_configurations(const MatrixSpec& spec, const MatrixExpansion& expansion) {
+    if (expansion.configurations.empty())
+        throw InputError(fmt::format("{}: no configuration to run here: every group is skipped ({})", spec.file,
+                                     summary_of(expansion.notes)));
 }
 
 }  // namespace nbody

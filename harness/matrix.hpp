@@ -43,6 +43,7 @@ struct MatrixSpec {
     VerificationSettings verification;
     std::vector<MatrixGroup> groups;
     std::vector<std::string> selected_groups;  // names kept by select_groups(); empty: the whole matrix
+    std::vector<MatrixGroup> all_groups;       // select_groups(): every group of the file, as a resume compares them
 };
 
 // Keeps only the groups named in `names` (matrix --groups); UsageError naming an unknown group and
@@ -84,12 +85,17 @@ struct MatrixExpansion {
     std::vector<std::string> notes;             // what was skipped and why
 };
 
-// Patterns matching nothing, unavailable variants, workloads a variant does not run, N above a cap
-// and tuning values a variant rejects here (e.g. more threads than this host has) are skipped with a note; a tuning name that no matched
-// variant has is a UsageError (a typo in the matrix).
+// Skipped with a note: a pattern naming a model or execution space this build left out (the registry
+// says which), unavailable variants, workloads a variant does not run, N above a cap and tuning values
+// a variant rejects here (e.g. more threads than this host has). InputError (exit 2): a pattern that
+// matches no variant otherwise (a typo), a tuning name that no matched variant has, and a group that
+// expands to no configuration for a reason other than this build or machine (every N above the caps,
+// no workload its variants run), naming the group and why.
 // `include_unavailable`: expand variants that cannot run here too (a dry run checking a GPU matrix
 // on a machine without a GPU).
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable = false);
+// InputError when the expansion holds no configuration at all (everything skipped here), with the notes' gist.
+void require_configurations(const MatrixSpec& spec, const MatrixExpansion& expansion);
 
 // <variant>/n:<N>/d:<D>/steps:<S>[/dim:<2|3>/precision:<p>/integrator:<i>][/<tuning>:<value>...]: the
 // workload part only when it is not the canonical 2d/fp32/euler, so names written before the workload

@@ -35,6 +35,7 @@ struct MatrixOptions {
 // and of all (modelled: a dry run measures nothing), without running anything.
 int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimits& limits) {
     const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), include_unavailable);
+    require_configurations(spec, plan);
     const auto costs = estimate_configurations(builtin_registry(), spec, plan.configurations, limits, false);
     for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
     double total = 0;

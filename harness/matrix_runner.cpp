@@ -96,6 +96,7 @@ public:
 
     MatrixRunSummary run() {
         MatrixExpansion plan = expand_matrix(spec_, registry_);
+        require_configurations(spec_, plan);
         summary_.planned = plan.configurations.size();
         if (options_.distributions != nullptr) {
             std::vector<const VariantDescriptor*> variants;
@@ -103,6 +104,7 @@ public:
             options_.distributions->prepare(variants);
         }
         open_document();
+        if (writes_) check_writable(options_.out_path);  // before any rate is measured
         std::vector<std::size_t> todo;
         std::vector<Configuration> todo_configurations;
         for (std::size_t k = 0; k < plan.configurations.size(); ++k)
@@ -192,10 +194,10 @@ private:
                 throw InputError(fmt::format("{}: cannot resume: not a valid results file ({}; `nbody-bench check-results {}` "
                                              "lists every problem)",
                                              path, problems.front(), path));
+            // Entries judged by another matrix (other groups, name, seed, constants or thresholds) are not continued.
             const ordered_json fresh = results_context(registry_, spec_);
-            for (const char* key : {"seed", "constants"})
-                if (old["context"].value("matrix", nlohmann::json::object()).value(key, nlohmann::json()) != fresh["matrix"][key])
-                    throw UsageError(fmt::format("{}: cannot resume: its {} differs from the matrix's", path, key));
+            if (const std::string differs = matrix_difference(old["context"]["matrix"], fresh["matrix"]); !differs.empty())
+                throw UsageError(fmt::format("{}: cannot resume: it was run with another matrix ({})", path, differs));
             document_ = ordered_json::parse(old.dump());
             ordered_json kept = ordered_json::array();
             for (auto& entry : document_["benchmarks"]) {

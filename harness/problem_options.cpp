@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 
 #include "distributed.hpp"
 #include "nbody/errors.hpp"
@@ -30,21 +33,68 @@ CLI::Validator accepted_by(const std::function<void(const std::string&)>& parse,
         allowed);
 }
 
-// A number > 0 and finite, with a message that says so (CLI11's PositiveNumber prints its range).
-const CLI::Validator& positive_finite() {
-    static const CLI::Validator check(
-        [](std::string& text) {
+// A finite number accepted by `accept`, with a message that says what it must be (CLI11's
+// PositiveNumber and NonNegativeNumber print their range's bound in full).
+CLI::Validator finite_number(bool (*accept)(double), const char* what, const char* name) {
+    return CLI::Validator(
+        [accept, what](std::string& text) {
             char* end = nullptr;
             const double value = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(value > 0) || !std::isfinite(value))
-                return "must be a positive finite number, got '" + text + "'";
+            if (end == text.c_str() || *end != '\0' || !accept(value) || !std::isfinite(value))
+                return fmt::format("must be a {} finite number, got {}", what, quoted_excerpt(text));
             return std::string();
         },
-        "POSITIVE");
-    return check;
+        name);
+}
+
+
+template <class Real>
+std::string unrepresentable_in(double value, const std::string& name, const char* precision) {
+    const Real x = static_cast<Real>(value);
+    const Real square = x * x;
+    if (square >= std::numeric_limits<Real>::min() && std::isfinite(square)) return "";
+    return fmt::format("{} {:g}: its square {} in {}: it must lie in [{:.2g}, {:.2g}]", name, value,
+                       std::isfinite(square) ? "underflows" : "overflows", precision,
+                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::min())) * (1 + 1e-6),
+                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::max())) * (1 - 1e-6));
 }
 
 }  // namespace
+
+const CLI::Validator& positive_finite() {
+    static const CLI::Validator check = finite_number([](double v) { return v > 0; }, "positive", "POSITIVE");
+    return check;
+}
+
+const CLI::Validator& non_negative_finite() {
+    static const CLI::Validator check = finite_number([](double v) { return v >= 0; }, "non-negative", "NONNEGATIVE");
+    return check;
+}
+
+std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix) {
+    for (const auto& [name, value] : {std::pair{"softening", constants.softening}, std::pair{"dt", constants.dt}}) {
+        const std::string why = precision == Precision::fp32
+                                    ? unrepresentable_in<float>(value, name_prefix + name, "fp32")
+                                    : unrepresentable_in<double>(value, name_prefix + name, "fp64");
+        if (!why.empty()) return why;
+    }
+    return "";
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+    const bool digits = !text.empty() && text.size() <= 20 &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    errno = 0;
+    const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
+        throw UsageError(fmt::format("must be an integer in [0, {}], got {}", std::numeric_limits<std::uint64_t>::max(),
+                                     quoted_excerpt(text)));
+    return value;
+}
+
+void ProblemOptions::require_usable_constants(Precision precision) const {
+    if (const std::string why = unrepresentable_constant(constants, precision, "--"); !why.empty()) throw UsageError(why);
+}
 
 void ProblemOptions::add_constants_to(CLI::App& app) {
     app.add_option("--G", constants.G, "gravitational constant")->capture_default_str()->check(positive_finite());
@@ -70,7 +120,10 @@ void ProblemOptions::add_workload_to(CLI::App& app) {
 }
 
 void ProblemOptions::add_initial_state_to(CLI::App& app) {
-    app.add_option("--seed", seed, "SplitMix64 seed of the generated initial state")->capture_default_str();
+    app.add_option_function<std::string>(
+           "--seed", [this](const std::string& text) { seed = parse_seed(text); },
+           fmt::format("SplitMix64 seed of the generated initial state, 0 to 2^64-1 (default {})", kDefaultSeed))
+        ->check(accepted_by([](const std::string& text) { parse_seed(text); }, "SEED"));
     app.add_option("--input", input_path,
                    "CSV file of bodies x,y,vx,vy,m (--dim 3: x,y,z,vx,vy,vz,m; empty fields take defaults)");
 }
@@ -108,7 +161,10 @@ TuningValues ProblemOptions::tuning_overrides() const {
         const auto eq = assignment.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size())
             throw UsageError("--tuning '" + assignment + "' is not NAME=VALUE");
-        values[assignment.substr(0, eq)] = assignment.substr(eq + 1);
+        const std::string name = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+        if (const auto given = values.find(name); given != values.end() && given->second != value)
+            throw UsageError(fmt::format("--tuning {}={} and --tuning {}={}: one value per name", name, given->second, name, value));
+        values[name] = value;
     }
     return values;
 }

@@ -23,13 +23,31 @@ struct ProblemOptions {
     void add_initial_state_to(CLI::App& app);
     void add_tuning_to(CLI::App& app);
 
-    // name=value pairs; UsageError on a malformed one.
+    // name=value pairs; UsageError on a malformed one or on one name given two values.
     TuningValues tuning_overrides() const;
+    // UsageError when --softening or --dt cannot be used in `precision` (unrepresentable_constant).
+    void require_usable_constants(Precision precision) const;
     // The initial state in the workload's dimension and precision: from the input file (which must
     // hold `n` bodies when n != 0; InputError when a line's field count does not fit the dimension)
     // or generated.
     HostState initial_state(std::size_t n) const;
 };
+
+// Why the softening or the time step cannot be used in `precision`, "" when both can: the step adds
+// eps^2 to r^2 and multiplies by dt, so a value whose square underflows to 0 or overflows to infinity
+// there ends the run in a non-finite state; it is refused before the run, as 0 is. `name_prefix`
+// precedes the constant's name in the message ("--" or "constants.").
+std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix);
+
+// A seed as the command line gives it: decimal digits of a value below 2^64; UsageError (the message
+// follows the option's name) otherwise
+// ("-1", "18446744073709551616", "1e23" would otherwise wrap or round to another seed).
+std::uint64_t parse_seed(const std::string& text);
+
+// CLI11 checks: a number > 0 (>= 0) and finite, with a short message (CLI11's own print their
+// range's bound, the largest double, in full).
+const CLI::Validator& positive_finite();
+const CLI::Validator& non_negative_finite();
 
 // --allow-long and --time-limit (run, verify, matrix): what estimate.hpp's estimates are held to.
 struct CostOptions {

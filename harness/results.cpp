@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "build_info.hpp"
@@ -33,7 +34,61 @@ std::string executable_path() {
     return ec ? std::string("nbody-bench") : path.string();
 }
 
+// A group as it expands: the top-level defaults and caps folded in (the caps in the order they apply).
+ordered_json group_definition(const MatrixGroup& g) {
+    ordered_json tunings = ordered_json::object();
+    for (const auto& [name, values] : g.tunings) tunings[name] = values;
+    ordered_json caps = ordered_json::array();
+    for (const auto& [pattern, n] : g.max_n) caps.push_back({{"variants", pattern}, {"n", n}});
+    ordered_json dims = ordered_json::array(), precisions = ordered_json::array(), integrators = ordered_json::array();
+    for (int dim : g.dims) dims.push_back(dim);
+    for (Precision p : g.precisions) precisions.push_back(to_string(p));
+    for (Integrator i : g.integrators) integrators.push_back(to_string(i));
+    return {{"name", g.name},         {"variants", g.variant_patterns}, {"n", g.n},
+            {"d", g.d},               {"dim", dims},                    {"precision", precisions},
+            {"integrator", integrators}, {"steps", g.steps},            {"warmup_steps", g.warmup_steps},
+            {"min_time_s", g.min_time_s}, {"repetitions", g.repetitions}, {"verify_steps", g.verify_steps},
+            {"tunings", tunings},     {"max_n", caps}};
+}
+
+// The first place where `a` (recorded) and `b` differ, as a key path ("" at the top), and both values;
+// objects are compared on the keys `a` has, so a file written before a key existed is not refused for it.
+std::optional<std::string> first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+    if (a.is_object() && b.is_object()) {
+        for (const auto& [key, value] : a.items()) {
+            const std::string here = at.empty() ? key : at + "." + key;
+            if (!b.contains(key)) return here + ": recorded, absent from the matrix";
+            if (auto d = first_difference(value, b[key], here)) return d;
+        }
+        return std::nullopt;
+    }
+    if (a.is_array() && b.is_array()) {
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+            if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i))) return d;
+        if (a.size() == b.size()) return std::nullopt;
+    } else if (a == b) {
+        return std::nullopt;
+    }
+    const auto shown = [](const nlohmann::json& v) {
+        const std::string text = v.dump();
+        return text.size() > 80 ? text.substr(0, 80) + "..." : text;
+    };
+    return fmt::format("{}: {} in the file, {} in the matrix", at, shown(a), shown(b));
+}
+
 }  // namespace
+
+std::string matrix_difference(const nlohmann::json& recorded, const ordered_json& fresh) {
+    const nlohmann::json now = nlohmann::json::parse(fresh.dump());  // as the file would hold it
+    for (const char* key : {"name", "seed", "constants", "verification", "group_definitions"}) {
+        if (!recorded.contains(key)) {
+            if (std::string(key) == "group_definitions") continue;  // written before it existed
+            return std::string(key) + ": absent from the file";
+        }
+        if (const auto d = first_difference(recorded[key], now.value(key, nlohmann::json()), key)) return *d;
+    }
+    return "";
+}
 
 std::string iso8601_now() {
     const std::time_t now = std::time(nullptr);
@@ -126,6 +181,10 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
                    {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
                    {"verification", verification}};
     if (!spec.selected_groups.empty()) c["matrix"]["groups"] = spec.selected_groups;  // run with --groups
+    // Every group of the file, --groups or not: what a resume must find unchanged.
+    c["matrix"]["group_definitions"] = ordered_json::array();
+    for (const MatrixGroup& g : spec.all_groups.empty() ? spec.groups : spec.all_groups)
+        c["matrix"]["group_definitions"].push_back(group_definition(g));
     return c;
 }
 

@@ -97,11 +97,40 @@ const VariantDescriptor& runnable_variant(const std::string& id, const Workload&
     return *variant;
 }
 
+// The files a run writes, checked before any work: each writable, none the same as another or as
+// the input (a write would replace it with the result).
+void require_usable_outputs(const RunOptions& o) {
+    const std::vector<std::pair<const char*, const std::string*>> outputs = {{"--state-out", &o.state_out},
+                                                                             {"--map-out", &o.map_out}};
+    for (const auto& [option, path] : outputs) {
+        if (path->empty()) continue;
+        if (!o.problem.input_path.empty() && same_file(*path, o.problem.input_path))
+            throw UsageError(fmt::format("{} {} is the --input file: the run would replace its own input", option, *path));
+        check_writable(*path);
+    }
+    if (!o.state_out.empty() && !o.map_out.empty() && same_file(o.state_out, o.map_out))
+        throw UsageError(fmt::format("--state-out {} and --map-out {} are the same file: one would replace the other", o.state_out,
+                                     o.map_out));
+}
+
+// The estimate on stderr: for a run long enough to show progress, and whenever --allow-long is given
+// (it may run what the limits refuse).
+void print_estimate(const char* command, const Cost& cost, const CostOptions& options) {
+    const std::string why = excess(cost, options.limits());
+    if (why.rfind("estimated", 0) == 0)  // the time is above the limit: `why` holds the estimate
+        fmt::print(stderr, "{}: {}; about {} of host memory: run anyway (--allow-long)\n", command, why, bytes_text(cost.host_bytes));
+    else
+        fmt::print(stderr, "{}: estimated {} ({}), about {} of host memory{}\n", command, duration_text(cost.seconds),
+                   cost.rate_source, bytes_text(cost.host_bytes), why.empty() ? "" : "; " + why + ": run anyway (--allow-long)");
+}
+
 void run(const RunOptions& o, DistributedRun& ranks) {
     const bool from_file = !o.problem.input_path.empty();
     const std::size_t asked_n = o.n != 0 || from_file ? o.n : 1024;
     const VariantDescriptor* variant = &runnable_variant(o.variant, o.problem.workload, asked_n);
     const TuningValues tuning = Registry::resolve_tuning(*variant, o.problem.tuning_overrides());
+    o.problem.require_usable_constants(o.problem.workload.precision);
+    if (ranks.writes_output()) require_usable_outputs(o);
 
     // With -n the cost is known before the state exists; from a file, once it is read (the reader
     // holds no more than the largest N).
@@ -120,9 +149,8 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     const bool long_run = cost->seconds > kProgressAfterSeconds && ranks.writes_output();
     std::optional<StepProgress> progress;
     TimedPhaseHooks hooks;
+    if ((long_run || o.cost.allow_long) && ranks.writes_output()) print_estimate("run", *cost, o.cost);
     if (long_run) {
-        fmt::print(stderr, "run: estimated {} ({}), about {} of host memory\n", duration_text(cost->seconds), cost->rate_source,
-                   bytes_text(cost->host_bytes));
         progress.emplace(std::cerr, stderr_is_terminal(), variant->id, problem.n);
         hooks.progress.on_steps = [&progress](int done, int total, bool timed) { progress->update(done, total, timed); };
     }
@@ -140,8 +168,9 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     fmt::print("variant          {}\n", variant->id);
     fmt::print("tuning           {}\n", tuning_text(tuning));
     fmt::print("workload         {}\n", to_string(problem.workload));
-    fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={}\n", problem.n, problem.d,
-               m.steps, o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening);
+    fmt::print("problem          N={} D={} steps={} warm-up={} G={} dt={} eps={} seed={}{}\n", problem.n, problem.d, m.steps,
+               o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening, o.problem.seed,
+               from_file ? " (empty fields of --input)" : "");
     fmt::print("ranks            {} ({})\n", problem.distribution.ranks(), ranks.communicator().describe());
     fmt::print("upload           {:.6e} s\n", m.upload_s);
     fmt::print("time per step    {:.6e} s ({:.3f} us over {:.3e} s timed)\n", m.time_per_step_s, m.time_per_step_s * 1e6,
@@ -201,6 +230,7 @@ void compare(const CompareOptions& c) {
         variants.push_back(&runnable_variant(id, o.problem.workload, asked_n));
         tunings.push_back(Registry::resolve_tuning(*variants.back(), {}));
     }
+    o.problem.require_usable_constants(o.problem.workload.precision);
     const HostState initial = o.problem.initial_state(asked_n);
     const Problem problem{.n = state_size(initial), .d = o.d, .constants = o.problem.constants, .workload = o.problem.workload,
                           .distribution = {}};  // one process
@@ -219,9 +249,9 @@ void compare(const CompareOptions& c) {
                                   c.rounds, o.steps),
                       why);
     std::optional<StepProgress> progress;  // of every variant's timed steps together
+    total.rate_source = rate_sources;
+    if (total.seconds > kProgressAfterSeconds || o.cost.allow_long) print_estimate("compare", total, o.cost);
     if (total.seconds > kProgressAfterSeconds) {
-        fmt::print(stderr, "compare: estimated {} ({}), about {} of host memory\n", duration_text(total.seconds), rate_sources,
-                   bytes_text(total.host_bytes));
         progress.emplace(std::cerr, stderr_is_terminal(), "compare", problem.n);
     }
 

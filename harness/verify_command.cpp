@@ -157,6 +157,7 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
     std::vector<std::size_t> ns = o.ns;
     if (from_file) take_sizes_from_input(o, dims, ns);
     const std::vector<Workload> workloads = requested_workloads(o, dims);
+    for (const Workload& workload : workloads) o.problem.require_usable_constants(workload.precision);
 
     std::vector<std::string> skipped;
     auto runnable = available_variants(selected, skipped);
@@ -187,7 +188,8 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
         fmt::print("{} ranks ({}): each result is also compared with the same variant's single-rank result (check "
                    "1-rank), computed on rank 0\n",
                    ranks.communicator().size(), ranks.communicator().describe());
-    if (estimated_seconds > kProgressAfterSeconds && ranks.writes_output()) fmt::print(stderr, "verify: estimated {}\n", duration_text(estimated_seconds));
+    if ((estimated_seconds > kProgressAfterSeconds || o.cost.allow_long) && ranks.writes_output())
+        fmt::print(stderr, "verify: estimated {}\n", duration_text(estimated_seconds));
     fmt::print("{:<32} {:<16} {:>7} {:>5} {:>3} {:<7} {:>12} {:>12} {:>12} {:>12} {:>6} {:>6} {:>6}  {}\n", "variant",
                "workload", "N", "D", "K", "check", "max_pos_err", "rms_pos_err", "max_vel_err", "map_diff", "ambig",
                "moved", "unexpl", "result");
@@ -304,7 +306,7 @@ void add_threshold_options(CLI::App& cmd, ThresholdOverrides& t) {
     auto option = [&cmd](const char* name, std::optional<double>& target, const char* what) {
         cmd.add_option_function<double>(name, [&target](double value) { target = value; },
                                         std::string(what) + " (default: per precision, see the table header)")
-            ->check(CLI::NonNegativeNumber);
+            ->check(non_negative_finite());
     };
     option("--max-pos-err", t.max_pos_err, "largest allowed absolute position error");
     option("--max-rms-pos-err", t.max_rms_pos_err, "largest allowed RMS position error");
@@ -326,8 +328,8 @@ void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
     cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
     cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(CLI::Range(1, 100000));
     cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str();
-    cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(CLI::PositiveNumber);
-    cmd->add_option("--sample-bodies", o->settings.sample_bodies, "bodies whose velocity the sampled check compares")->capture_default_str()->check(CLI::PositiveNumber);
+    cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(positive_finite());
+    cmd->add_option("--sample-bodies", o->settings.sample_bodies, "bodies whose velocity the sampled check compares")->capture_default_str()->check(positive_finite());
     add_threshold_options(*cmd, o->settings.overrides);
     auto* dim_option = cmd->add_option("--dim", o->dims, "dimensions to check (2, 3; with --input: the file's, from its field count)")
                            ->capture_default_str()

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -503,6 +504,205 @@ TEST(Cli, RunWhoseStateBecomesNonFiniteFailsAndWritesNothing) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find("the state is not finite after 1 steps (body 0: "), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("s.csv")));
+}
+
+// --- Bad input caught before the work (docs/reliability.md's table) ------------------------------------
+
+// A refusal: exit 2, one line on stderr holding `part`, nothing on stdout (no run happened).
+void expect_refused_before_work(const Outcome& r, const std::string& part) {
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, AnUnknownSubcommandIsNamed) {
+    TempDir dir;
+    expect_refused_before_work(run_bench("frobnicate --steps 2", dir),
+                               "unknown subcommand 'frobnicate' (the subcommands: list, run, compare, verify, matrix, check-results");
+}
+
+// Outputs are checked before the simulation: a folder that is missing, a file in a folder that takes
+// no new files (with that reason, not "No such file"), a folder named as a file.
+TEST(Cli, RunChecksItsOutputPathsBeforeAnyWork) {
+    TempDir dir;
+    const std::string run = "run --variant serial.reference -n 3000 --steps 2 ";
+    expect_refused_before_work(run_bench(run + "--state-out " + dir.file("missing/x.csv"), dir),
+                               dir.file("missing/x.csv") + ": cannot write: its folder " + dir.file("missing") + " does not exist");
+    expect_refused_before_work(run_bench(run + "--map-out " + dir.file("missing/m.png"), dir), "does not exist");
+    const Outcome proc = run_bench(run + "--state-out /proc/version", dir);
+    expect_refused_before_work(proc, "/proc/version: cannot write: its folder /proc takes no new files");
+    EXPECT_EQ(proc.err.find("No such file"), std::string::npos) << proc.err;
+    expect_refused_before_work(run_bench(run + "--map-out " + dir.path().string(), dir), ": cannot write: is a folder");
+}
+
+// Two outputs naming one file, or an output naming the input (directly, through a link or "..") would
+// lose a result or the input: refused, the input left as it was.
+TEST(Cli, OutputsThatNameOneFileOrTheInputAreRefused) {
+    TempDir dir;
+    const std::string input = dir.write("in.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,1\n");
+    std::filesystem::create_directory(dir.file("sub"));
+    std::filesystem::create_symlink("in.csv", dir.file("link.csv"));
+    const std::string run = "run --variant serial.reference --steps 1 ";
+    expect_refused_before_work(run_bench(run + "-n 16 --state-out a.csv --map-out ./a.csv", dir, "cd " + dir.path().string() + " && "),
+                               "--state-out a.csv and --map-out ./a.csv are the same file");
+    expect_refused_before_work(run_bench(run + "-n 16 --state-out " + dir.file("sub/../b.csv") + " --map-out " + dir.file("b.csv"), dir),
+                               "are the same file");
+    for (const std::string& same : {input, dir.file("link.csv"), dir.file("sub/../in.csv")}) {
+        expect_refused_before_work(run_bench(run + "--input " + input + " --state-out " + same, dir),
+                                   "--state-out " + same + " is the --input file");
+        expect_refused_before_work(run_bench(run + "--input " + input + " --map-out " + same, dir), "is the --input file");
+    }
+    EXPECT_EQ(testing::read_text(input), "0.1,0.2,0,0,1\n0.3,0.4,0,0,1\n");
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.csv")));
+    EXPECT_FALSE(std::filesystem::exists(dir.file("a.csv")));
+    EXPECT_FALSE(std::filesystem::exists(dir.file("b.csv")));
+}
+
+// eps^2 and dt^2 must be normal and finite in the workload's precision, checked up front like eps = 0.
+TEST(Cli, ConstantsWhoseSquaresLeaveThePrecisionAreRefused) {
+    TempDir dir;
+    const std::string run = "run --variant serial.reference -n 16 --steps 1 ";
+    expect_refused_before_work(run_bench(run + "--softening 1e-20", dir), "--softening 1e-20: its square underflows in fp32");
+    expect_refused_before_work(run_bench(run + "--softening 1e-200 --precision fp64", dir), "--softening 1e-200: its square underflows in fp64");
+    expect_refused_before_work(run_bench(run + "--dt 1e300 --precision fp64", dir), "--dt 1e+300: its square overflows in fp64");
+    expect_refused_before_work(run_bench(run + "--dt 1e20", dir), "--dt 1e+20: its square overflows in fp32");
+    expect_refused_before_work(run_bench("compare --variant serial.reference --variant omp.static -n 16 --softening 1e-20", dir),
+                               "its square underflows in fp32");
+    expect_refused_before_work(run_bench("verify --variants serial.reference -n 16 --softening 1e-20", dir), "its square underflows in fp32");
+    const Outcome fp64 = run_bench(run + "--softening 1e-20 --precision fp64", dir);  // 1e-40 is a double
+    EXPECT_EQ(fp64.status, 0) << fp64.err;
+}
+
+// Seeds out of range no longer wrap to another seed; the problem line says which seed ran.
+TEST(Cli, SeedsOutOfRangeAreRefusedEverywhereAndRunPrintsItsSeed) {
+    TempDir dir;
+    for (const char* seed : {"-1", "18446744073709551616", "1e23", "0x10"}) {
+        SCOPED_TRACE(seed);
+        const std::string given = std::string("--seed '") + seed + "'";
+        for (const char* command : {"run --variant serial.reference -n 16 --steps 1 ", "verify --variants serial.reference -n 16 --steps 1 ",
+                                    "compare --variant serial.reference --variant omp.static -n 16 "})
+            expect_refused_before_work(run_bench(command + given, dir),
+                                       "--seed: must be an integer in [0, 18446744073709551615], got '" + std::string(seed) + "'");
+    }
+    const std::string matrix = dir.write("m.json", R"({"name": "s", "seed": 1e23, "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
+    expect_refused_before_work(run_bench("matrix " + matrix + " --out " + dir.file("r.json"), dir),
+                               "seed: must be an integer in [0, 18446744073709551615], got 9.99");
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+    const Outcome largest = run_bench("run --variant serial.reference -n 16 --steps 1 --seed 18446744073709551615", dir);
+    ASSERT_EQ(largest.status, 0) << largest.err;
+    EXPECT_NE(largest.out.find("eps=2 seed=18446744073709551615\n"), std::string::npos) << largest.out;
+    const Outcome plain = run_bench("run --variant serial.reference -n 16 --steps 1", dir);
+    EXPECT_NE(plain.out.find(" seed=42\n"), std::string::npos) << plain.out;
+}
+
+TEST(Cli, OneTuningNameGivenTwoValuesIsRefused) {
+    TempDir dir;
+    expect_refused_before_work(run_bench("run --variant omp.static -n 16 --steps 1 --tuning threads=1 --tuning threads=2", dir),
+                               "--tuning threads=1 and --tuning threads=2: one value per name");
+    const Outcome repeated = run_bench("run --variant omp.static -n 16 --steps 1 --tuning threads=1 --tuning threads=1", dir);
+    EXPECT_EQ(repeated.status, 0) << repeated.err;
+    EXPECT_NE(repeated.out.find("threads=1"), std::string::npos) << repeated.out;
+}
+
+// A bad threshold is one short line, not the largest double written out in full.
+TEST(Cli, BadNumbersGiveShortMessages) {
+    TempDir dir;
+    for (const char* args : {"verify --max-pos-err -1", "verify --max-vel-err nan", "verify --max-map-diff inf",
+                             "verify --full-reference-max-n 0", "verify --sample-bodies 0"}) {
+        SCOPED_TRACE(args);
+        const Outcome r = run_bench(args, dir);
+        expect_refused_before_work(r, "finite number, got '");
+        EXPECT_LT(r.err.size(), 120u) << r.err;
+        EXPECT_EQ(r.err.find("1797693"), std::string::npos) << r.err;
+    }
+}
+
+// --allow-long prints the estimate first (docs/reliability.md), and says when it is above the limits.
+TEST(Cli, AllowLongPrintsTheEstimate) {
+    TempDir dir;
+    const Outcome small = run_bench("run --variant serial.reference -n 64 --steps 1 --allow-long", dir);
+    ASSERT_EQ(small.status, 0) << small.err;
+    EXPECT_TRUE(std::regex_search(small.err, std::regex("^run: estimated [0-9.e+-]+ (s|min)"))) << small.err;
+    const Outcome over = run_bench("run --variant serial.reference -n 1500 --steps 2 --time-limit 0.0001 --allow-long", dir);
+    ASSERT_EQ(over.status, 0) << over.err;
+    EXPECT_TRUE(std::regex_search(over.err, std::regex("above the limit of 0.0001 s; about [0-9.]+ [kMG]?B of host memory: run anyway \\(--allow-long\\)"))) << over.err;
+    const Outcome verify = run_bench("verify --variants serial.reference -n 64 --steps 1 --dim 2 --precision fp32 --integrator euler --allow-long", dir);
+    ASSERT_EQ(verify.status, 0) << verify.err;
+    EXPECT_NE(verify.err.find("verify: estimated "), std::string::npos) << verify.err;
+}
+
+// A matrix group that expands to nothing is exit 2 naming it (a misspelt variant, every N capped, a
+// duplicate value), and no results file is written; only what this build or machine lacks is skipped.
+TEST(Cli, MatrixGroupsOfNothingExitTwoNamingTheGroup) {
+    TempDir dir;
+    const auto matrix_with = [&](const std::string& group) {
+        return dir.write("m.json", R"({"name": "m", "steps": 1, "repetitions": 1, "groups": [
+            {"name": "good", "variants": ["serial.reference"], "n": [16], "d": [2]}, )" + group + "]}");
+    };
+    const std::string out = " --out " + dir.file("r.json");
+    for (const auto& [group, part] : std::vector<std::pair<std::string, std::string>>{
+             {R"({"name": "typo", "variants": ["serail.reference"], "n": [16], "d": [2]})",
+              "group \"typo\": variant pattern \"serail.reference\" matches no variant (no model \"serail\""},
+             {R"({"name": "omp_typo", "variants": ["omp.statik"], "n": [16], "d": [2]})",
+              "group \"omp_typo\": variant pattern \"omp.statik\" matches no variant (model omp has no such variant"},
+             {R"({"name": "capped", "variants": ["serial.reference"], "n": [64], "d": [2], "max_n": {"serial.*": 32}})",
+              "group \"capped\" expands to no configuration: serial.reference not run at N=64 (cap 32)"},
+             {R"({"name": "threads", "variants": ["omp.static"], "n": [16], "d": [2], "tunings": {"threads": [1, 1]}})",
+              "groups[1].tunings.threads: lists \"1\" twice"}}) {
+        SCOPED_TRACE(group);
+        const std::string matrix = matrix_with(group);
+        const Outcome run = run_bench("matrix " + matrix + out, dir);
+        EXPECT_EQ(run.status, 2) << run.err;
+        EXPECT_EQ(line_count(run.err), 1) << run.err;
+        EXPECT_NE(run.err.find(matrix + ": " ), std::string::npos) << run.err;
+        EXPECT_NE(run.err.find(part), std::string::npos) << run.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+        const Outcome dry = run_bench("matrix --dry-run " + matrix, dir);
+        EXPECT_EQ(dry.status, 2) << dry.err;
+        EXPECT_NE(dry.err.find(part), std::string::npos) << dry.err;
+    }
+    // Nothing at all to run here: exit 2 too.
+    const std::string nothing = dir.write("nothing.json", R"({"name": "n", "groups": [{"name": "cuda_here", "variants": ["cuda.*"], "n": [16], "d": [2]}]})");
+    const bool cuda_runs_here = std::any_of(builtin_registry().all().begin(), builtin_registry().all().end(),
+                                            [](const VariantDescriptor& v) { return v.backend == "cuda" && v.availability().available; });
+    if (!cuda_runs_here) {
+        expect_refused_before_work(run_bench("matrix " + nothing + out, dir), "no configuration to run here: every group is skipped (cuda_here: ");
+        EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+    }
+    // The README's main job: patterns of models or spaces this build lacks are skipped with a reason.
+    const std::filesystem::path quick = std::filesystem::path(__FILE__).parent_path().parent_path() / "matrices" / "quick.json";
+    const Outcome plan = run_bench("matrix --dry-run " + quick.string(), dir);
+    EXPECT_EQ(plan.status, 0) << plan.err;
+    EXPECT_NE(plan.out.find("matrix quick: "), std::string::npos) << plan.out;
+}
+
+// A results file behind a symbolic link is continued through the link: the link stays, the file it
+// names keeps its mode and group.
+TEST(Cli, MatrixResumeWritesThroughALinkAndKeepsModeAndGroup) {
+    TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "l", "steps": 1, "repetitions": 1, "groups": [
+        {"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
+    std::filesystem::create_directory(dir.file("store"));
+    const std::string target = dir.file("store/r.json"), link = dir.file("r.json");
+    ASSERT_EQ(run_bench("matrix " + matrix + " --out " + target, dir).status, 0);
+    std::filesystem::create_symlink("store/r.json", link);
+    ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+    // A group of ours other than the primary one where allowed (root: any), to see it kept.
+    struct stat before {};
+    ASSERT_EQ(::stat(target.c_str(), &before), 0);
+    gid_t group = before.st_gid;
+    if (::geteuid() == 0) group = before.st_gid == 65534 ? 65533 : 65534;
+    ASSERT_EQ(::chown(target.c_str(), static_cast<uid_t>(-1), group), 0);
+    const Outcome resumed = run_bench("matrix " + matrix + " --out " + link + " --resume", dir);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+    struct stat after {};
+    ASSERT_EQ(::stat(target.c_str(), &after), 0);
+    EXPECT_EQ(after.st_mode & 07777, 0640u);
+    EXPECT_EQ(after.st_gid, group);
+    EXPECT_EQ(nlohmann::json::parse(testing::read_text(target))["context"]["resumed"].size(), 1u);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.file("store")), std::filesystem::directory_iterator()), 1);
 }
 
 // --- Every refused corpus file through the command that reads it: exit 2, one line ---------------------

@@ -122,6 +122,12 @@ Registry test_registry(bool sleepy_sleeps = true) {
     unavailable.availability = [] { return Availability{false, "no such device in tests"}; };
     r.add(unavailable);
     r.add(wrapped_variant<Wrapped>(r, "test.two_d_only", WorkloadSupport{}));  // the default: 2d/fp32/euler
+    // The models it knows: cuda and Kokkos' cuda space left out, as a build without them would.
+    r.declare({.model = "serial", .space = "", .in_build = true, .why_absent = ""});
+    r.declare({.model = "test", .space = "", .in_build = true, .why_absent = ""});
+    r.declare({.model = "cuda", .space = "", .in_build = false, .why_absent = "left out of the test registry"});
+    r.declare({.model = "kokkos", .space = "", .in_build = true, .why_absent = ""});
+    r.declare({.model = "kokkos", .space = "cuda", .in_build = false, .why_absent = "its Kokkos has no such space"});
     return r;
 }
 
@@ -249,12 +255,15 @@ TEST_F(MatrixRun, FailingVariantsAreRecordedAndTheRestCompletes) {
 TEST_F(MatrixRun, ResumeRunsOnlyWhatIsMissingAndKeepsWhatIsThere) {
     const Registry registry = test_registry();
     const auto o = options("resume.json");
-    run_matrix(registry, spec_from(R"({"name": "r", "steps": 1, "repetitions": 2,
-        "groups": [{"variants": ["serial.reference"], "n": [50], "d": [4]}]})"), o);
+    // The first call runs one group of the matrix (--groups); the resume completes the matrix.
+    const MatrixSpec bigger = spec_from(R"({"name": "r", "steps": 1, "repetitions": 2,
+        "groups": [{"name": "small", "variants": ["serial.reference"], "n": [50], "d": [4]},
+                   {"name": "large", "variants": ["serial.reference"], "n": [80], "d": [4]}]})");
+    MatrixSpec first = bigger;
+    select_groups(first, {"small"});
+    run_matrix(registry, first, o);
     const json before = read_json(o.out_path);
 
-    const MatrixSpec bigger = spec_from(R"({"name": "r", "steps": 1, "repetitions": 2,
-        "groups": [{"variants": ["serial.reference"], "n": [50, 80], "d": [4]}]})");
     EXPECT_THROW(run_matrix(registry, bigger, o), UsageError);  // exists: neither --resume nor --overwrite
     auto resume = o;
     resume.resume = true;
@@ -274,6 +283,57 @@ TEST_F(MatrixRun, ResumeRunsOnlyWhatIsMissingAndKeepsWhatIsThere) {
     MatrixSpec other_seed = bigger;
     other_seed.seed = 7;
     EXPECT_THROW(run_matrix(registry, other_seed, resume), UsageError);
+}
+
+// Entries judged by another matrix are not appended: a resume with other groups, another name or
+// other thresholds is refused like another seed, saying what differs, and the file is left as it is.
+TEST_F(MatrixRun, ResumeWithAnotherMatrixIsRefusedSayingWhatDiffers) {
+    const Registry registry = test_registry();
+    const auto o = options("other.json");
+    const std::string groups = R"("groups": [{"name": "a", "variants": ["serial.reference"], "n": [40], "d": [4]},
+                                          {"name": "b", "variants": ["serial.reference"], "n": [48], "d": [4]}])";
+    const auto matrix = [&](const std::string& head, const std::string& body) {
+        return spec_from(R"({"name": )" + head + R"(, "steps": 1, "repetitions": 1, )" + body + "}");
+    };
+    MatrixSpec first = matrix(R"("r")", groups);
+    select_groups(first, {"a"});
+    run_matrix(registry, first, o);
+    const json before = read_json(o.out_path);
+    auto resume = o;
+    resume.resume = true;
+    const auto refusal = [&](const MatrixSpec& spec) -> std::string {
+        try {
+            run_matrix(registry, spec, resume);
+        } catch (const UsageError& e) {
+            EXPECT_EQ(read_json(o.out_path), before);
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_NE(refusal(matrix(R"("other")", groups)).find("cannot resume: it was run with another matrix (name: \"r\" in the file, \"other\" in the matrix)"),
+              std::string::npos)
+        << refusal(matrix(R"("other")", groups));
+    std::string other_n = groups;
+    other_n.replace(other_n.find("[48]"), 4, "[48, 56]");
+    EXPECT_NE(refusal(matrix(R"("r")", other_n)).find("group_definitions[1].n: [48] in the file, [48,56] in the matrix"), std::string::npos)
+        << refusal(matrix(R"("r")", other_n));
+    const std::string thresholds = refusal(matrix(R"("r")", R"("verification": {"max_pos_err": 1e-30}, )" + groups));
+    EXPECT_NE(thresholds.find("max_pos_err: 0.0001 in the file, 1e-30 in the matrix"), std::string::npos) << thresholds;
+    EXPECT_NE(refusal(matrix(R"("r")", R"("warmup_steps": 3, )" + groups)).find("group_definitions[0].warmup_steps: 1 in the file, 3 in the matrix"),
+              std::string::npos);
+    MatrixSpec other_seed = first;
+    other_seed.seed = 7;
+    EXPECT_NE(refusal(other_seed).find("seed: 42 in the file, 7 in the matrix"), std::string::npos);
+
+    // The same matrix, another of its groups: resumed (the file holds both groups' definitions).
+    MatrixSpec second = matrix(R"("r")", groups);
+    select_groups(second, {"b"});
+    EXPECT_EQ(run_matrix(registry, second, resume).finished, 1u);
+    // A file written before the group definitions were recorded is compared on the rest.
+    json old = read_json(o.out_path);
+    old["context"]["matrix"].erase("group_definitions");
+    std::ofstream(o.out_path) << old.dump();
+    EXPECT_EQ(run_matrix(registry, matrix(R"("r")", groups), resume).already_done, 2u);
 }
 
 // --resume continues only a file that passes check-results: a damaged one is refused (exit 2)
@@ -433,7 +493,7 @@ TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
     const auto has_note = [&](const std::string& part) {
         return std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
     };
-    EXPECT_TRUE(has_note("\"cuda.*\" matches no variant"));
+    EXPECT_TRUE(has_note("pattern \"cuda.*\" skipped: model cuda is not in this build: left out of the test registry"));
     EXPECT_TRUE(has_note("skipped test.unavailable"));
     EXPECT_TRUE(has_note("threads=3"));
     EXPECT_TRUE(has_note("test.tunable not run at N=200 (cap 100)"));
@@ -580,6 +640,115 @@ TEST(MatrixSpecTest, SelectGroupsKeepsTheNamedOnesAndRefusesUnknownNames) {
     ASSERT_EQ(e.configurations.size(), 1u);
     EXPECT_EQ(e.configurations[0].n, 16u);
     EXPECT_EQ(results_context(test_registry(), spec)["matrix"]["groups"], json::array({"cpu"}));
+}
+
+// The error a matrix's reading or expansion against the test registry gives; "" when it expands.
+std::string expansion_error(const std::string& text) {
+    try {
+        expand_matrix(spec_from(text), test_registry());
+    } catch (const UsageError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A group that expands to nothing is a mistake (exit 2) naming the group and why, beside good groups
+// too; what this build or machine lacks is skipped with a note instead.
+TEST(MatrixSpecTest, AGroupOfNoConfigurationIsRefusedNamingTheGroupAndWhy) {
+    const auto with_good_group = [](const std::string& group) {
+        return R"({"name": "x", "max_n": {"serial.*": 60}, "groups": [{"name": "good", "variants": ["serial.reference"], "n": [16], "d": [2]}, )" +
+               group + "]}";
+    };
+    EXPECT_NE(expansion_error(with_good_group(R"({"name": "typo", "variants": ["serail.reference"], "n": [16], "d": [2]})"))
+                  .find("group \"typo\": variant pattern \"serail.reference\" matches no variant (no model \"serail\"; the models: "
+                        "serial, test, cuda, kokkos"),
+              std::string::npos)
+        << expansion_error(with_good_group(R"({"name": "typo", "variants": ["serail.reference"], "n": [16], "d": [2]})"));
+    // One misspelt part of a comma-separated pattern is caught even when the other part matches.
+    EXPECT_NE(expansion_error(with_good_group(R"({"name": "part", "variants": ["serial.reference,test.nope"], "n": [16], "d": [2]})"))
+                  .find("group \"part\": variant pattern \"test.nope\" matches no variant (model test has no such variant"),
+              std::string::npos);
+    EXPECT_NE(expansion_error(with_good_group(R"({"name": "capped", "variants": ["serial.reference"], "n": [200], "d": [2]})"))
+                  .find("group \"capped\" expands to no configuration: serial.reference not run at N=200 (cap 60)"),
+              std::string::npos);
+    EXPECT_NE(expansion_error(with_good_group(R"({"name": "filtered", "variants": ["test.two_d_only"], "n": [16], "d": [2], "dim": 3})"))
+                  .find("group \"filtered\" expands to no configuration: skipped test.two_d_only for 3d/fp32/euler: it runs"),
+              std::string::npos);
+
+    // Left out of this build, or unavailable here: skipped with a note saying which and why.
+    const MatrixSpec elsewhere = spec_from(with_good_group(
+        R"({"name": "gpu", "variants": ["cuda.*", "kokkos.*@cuda", "test.unavailable"], "n": [16], "d": [2]})"));
+    const MatrixExpansion e = expand_matrix(elsewhere, test_registry());
+    ASSERT_EQ(e.configurations.size(), 1u);
+    for (const char* note : {"gpu: pattern \"cuda.*\" skipped: model cuda is not in this build: left out of the test registry",
+                             "gpu: pattern \"kokkos.*@cuda\" skipped: execution space cuda of model kokkos is not in this build: "
+                             "its Kokkos has no such space",
+                             "gpu: skipped test.unavailable: no such device in tests", "gpu: nothing of this group runs here"})
+        EXPECT_NE(std::find(e.notes.begin(), e.notes.end(), note), e.notes.end()) << note;
+    EXPECT_NO_THROW(require_configurations(elsewhere, e));
+
+    // A file where nothing remains at all is refused, though each group alone is only skipped.
+    const MatrixSpec nothing = spec_from(R"({"name": "x", "groups": [{"name": "gpu", "variants": ["cuda.*"], "n": [16], "d": [2]}]})");
+    try {
+        require_configurations(nothing, expand_matrix(nothing, test_registry()));
+        ADD_FAILURE() << "an empty expansion was accepted";
+    } catch (const UsageError& error) {
+        EXPECT_NE(std::string(error.what()).find("test-matrix.json: no configuration to run here: every group is skipped (gpu: "
+                                                 "pattern \"cuda.*\" skipped"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+// One rule for every list of a matrix: each value once (matrices/README.md).
+TEST(MatrixSpecTest, AValueListedTwiceInAnyListIsRefusedNamingTheKeyAndTheValue) {
+    const auto error = [](const std::string& group_keys, const std::string& top_keys = "") {
+        return expansion_error(R"({"name": "x", )" + top_keys + R"("groups": [{"variants": ["serial.reference"], "d": [2], )" + group_keys + "}]}");
+    };
+    EXPECT_NE(error(R"("n": [16, 32, 16])").find("groups[0].n: lists 16 twice"), std::string::npos) << error(R"("n": [16, 32, 16])");
+    EXPECT_NE(expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference"], "n": [16], "d": [4, 2, 4]}]})")
+                  .find("groups[0].d: lists 4 twice"),
+              std::string::npos);
+    EXPECT_NE(error(R"("n": [16], "tunings": {"map": ["recount", "recount"]})").find("groups[0].tunings.map: lists \"recount\" twice"),
+              std::string::npos);
+    EXPECT_NE(expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference", "serial.reference"], "n": [16], "d": [2]}]})")
+                  .find("groups[0].variants: lists \"serial.reference\" twice"),
+              std::string::npos);
+    EXPECT_NE(error(R"("n": [16], "precision": ["fp64", "fp32", "fp64"])").find("groups[0].precision: lists \"fp64\" twice"), std::string::npos);
+    EXPECT_NE(error(R"("n": [16])", R"("dim": [3, 3], )").find("dim: lists 3 twice"), std::string::npos);
+    EXPECT_EQ(error(R"("n": [16, 32], "precision": ["fp64", "fp32"])"), "");
+}
+
+// Seeds are the integers of 64 bits without sign, as `--seed` takes them: nothing wraps or rounds.
+TEST(MatrixSpecTest, SeedsAreTheSixtyFourBitIntegersAndNothingElse) {
+    const auto with_seed = [](const std::string& seed) {
+        return R"({"name": "x", "seed": )" + seed + R"(, "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2]}]})";
+    };
+    EXPECT_EQ(spec_from(with_seed("18446744073709551615")).seed, 18446744073709551615u);
+    EXPECT_EQ(spec_from(with_seed("0")).seed, 0u);
+    for (const char* seed : {"-1", "18446744073709551616", "1e23", "1.5", "\"7\""})
+        EXPECT_NE(expansion_error(with_seed(seed)).find("seed: must be an integer in [0, 18446744073709551615], got"), std::string::npos)
+            << seed << ": " << expansion_error(with_seed(seed));
+}
+
+// Constants whose squares leave a group's precision end its runs in a non-finite state: refused
+// when the matrix is read, naming the group's precision.
+TEST(MatrixSpecTest, ConstantsWhoseSquaresLeaveAGroupsPrecisionAreRefused) {
+    const auto with = [](const std::string& constants, const std::string& precision) {
+        return R"({"name": "x", "constants": )" + constants + R"(, "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2], "precision": )" +
+               precision + "}]}";
+    };
+    EXPECT_NE(expansion_error(with(R"({"softening": 1e-20})", R"(["fp64", "fp32"])"))
+                  .find("groups[0].precision: constants.softening 1e-20: its square underflows in fp32"),
+              std::string::npos)
+        << expansion_error(with(R"({"softening": 1e-20})", R"(["fp64", "fp32"])"));
+    EXPECT_EQ(expansion_error(with(R"({"softening": 1e-20})", R"("fp64")")), "");
+    EXPECT_NE(expansion_error(with(R"({"softening": 1e-200})", R"("fp64")")).find("constants.softening 1e-200: its square underflows in fp64"),
+              std::string::npos);
+    EXPECT_NE(expansion_error(with(R"({"dt": 1e200})", R"("fp64")")).find("constants.dt 1e+200: its square overflows in fp64"),
+              std::string::npos);
+    EXPECT_NE(expansion_error(with(R"({"dt": 1e20})", R"("fp32")")).find("constants.dt 1e+20: its square overflows in fp32"),
+              std::string::npos);
 }
 
 // Every matrix in the repository parses and expands against this build.

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string_view>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nbody/errors.hpp"
@@ -221,17 +222,81 @@ int csv_state_dim(const std::string& path) {
     throw InputError(path + ": contains no bodies");
 }
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
-    const std::filesystem::path target(path);
+std::filesystem::path output_target(const std::string& path) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    std::error_code ec;
+    // A chain of links ends at the file they name; a loop is the writer's error to report.
+    for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+        const fs::path next = fs::read_symlink(target, ec);
+        if (ec) break;
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    return target;
+}
+
+namespace {
+
+// The temporary file beside `target` that write_file_atomically renames over it.
+std::filesystem::path temporary_beside(const std::filesystem::path& target) {
     std::string temp_name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) wrongly on "." + string
     temp_name += target.filename().string();
     temp_name += ".tmp";
     temp_name += std::to_string(::getpid());
-    const std::filesystem::path temp = target.parent_path() / temp_name;
+    return target.parent_path() / temp_name;
+}
+
+// Why no new file can be created in `folder`, after open() failed there with `error`: creating a file
+// in a folder that exists fails with ENOENT on file systems that take no new files (/proc, /sys).
+std::string cannot_create_in(const std::filesystem::path& folder, int error) {
+    const std::string shown = folder.empty() ? std::string(".") : folder.string();
+    std::error_code ec;
+    if (error == ENOENT && std::filesystem::is_directory(folder.empty() ? "." : folder, ec))
+        return "its folder " + shown + " takes no new files (not writable)";
+    return "cannot create a file in its folder " + shown + ": " + std::strerror(error);
+}
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+    namespace fs = std::filesystem;
+    const fs::path target = output_target(path);
+    const fs::path folder = target.parent_path();
+    std::error_code ec;
+    if (fs::is_directory(target, ec)) throw UsageError(path + ": cannot write: is a folder");
+    if (!folder.empty() && !fs::exists(folder, ec)) throw UsageError(path + ": cannot write: its folder " + folder.string() + " does not exist");
+    if (!folder.empty() && !fs::is_directory(folder, ec)) throw UsageError(path + ": cannot write: " + folder.string() + " is not a folder");
+    if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
+        throw UsageError(path + ": cannot write: not writable: " + std::strerror(errno));
+    // The writer's own first step, undone: a folder that refuses a new file is found before any work.
+    const fs::path temp = temporary_beside(target);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST) return;  // a temporary file a killed writer left: the writer truncates it
+        throw UsageError(path + ": cannot write: " + cannot_create_in(folder, errno));
+    }
+    ::close(fd);
+    fs::remove(temp, ec);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+    namespace fs = std::filesystem;
+    std::error_code ec_a, ec_b;
+    const fs::path ca = fs::weakly_canonical(fs::absolute(output_target(a)), ec_a);
+    const fs::path cb = fs::weakly_canonical(fs::absolute(output_target(b)), ec_b);
+    if (!ec_a && !ec_b && ca == cb) return true;
+    std::error_code ec;
+    return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);  // hard links too
+}
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+    // Through a link to the file it names: the link stays a link, the file keeps its mode and group.
+    const std::filesystem::path target = output_target(path);
+    const std::filesystem::path temp = temporary_beside(target);
     // POSIX I/O for fsync: the data is on the disk before the name points at it, so even a crash
     // of the machine leaves the old file or the new one, never a truncated one.
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw UsageError(path + ": cannot write: " + std::strerror(errno));
+    if (fd < 0) throw UsageError(path + ": cannot write: " + cannot_create_in(target.parent_path(), errno));
     const auto give_up = [&](const char* what) {
         const int error = errno;
         ::close(fd);
@@ -239,6 +304,12 @@ void write_file_atomically(const std::string& path, const std::string& contents)
         std::filesystem::remove(temp, ignored);
         throw UsageError(path + ": " + what + ": " + std::strerror(error));
     };
+    struct stat existing {};
+    if (::stat(target.c_str(), &existing) == 0) {
+        if (::fchmod(fd, existing.st_mode & 07777) != 0) give_up("cannot keep the file's mode");
+        // Owner and group as they were where this process may set them (root, or a member of the group).
+        [[maybe_unused]] const int kept = ::fchown(fd, existing.st_uid, existing.st_gid);
+    }
     std::size_t written = 0;
     while (written < contents.size()) {
         const ssize_t k = ::write(fd, contents.data() + written, contents.size() - written);

@@ -53,7 +53,7 @@ void Registry::add_alias(const std::string& former_id, const std::string& id) {
     aliases_[former_id] = id;
 }
 
-std::vector<const VariantDescriptor*> Registry::match(const std::string& patterns) const {
+std::vector<std::string> Registry::pattern_parts(const std::string& patterns) {
     std::vector<std::string> parts;
     std::size_t start = 0;
     while (start <= patterns.size()) {
@@ -64,6 +64,11 @@ std::vector<const VariantDescriptor*> Registry::match(const std::string& pattern
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
+    return parts;
+}
+
+std::vector<const VariantDescriptor*> Registry::match(const std::string& patterns) const {
+    std::vector<std::string> parts = pattern_parts(patterns);
     // A former id names its variant too (matrices written before a rename).
     for (std::string& part : parts)
         if (const auto alias = aliases_.find(part); alias != aliases_.end()) part = alias->second;
@@ -73,6 +78,28 @@ std::vector<const VariantDescriptor*> Registry::match(const std::string& pattern
                         [&](const std::string& p) { return glob_match(p, v.id); }))
             out.push_back(&v);
     return out;
+}
+
+std::string Registry::absent_from_build(const std::string& pattern) const {
+    // "<model>.<variant>[@<space>]": the model is what precedes the first '.', the space what follows '@'.
+    const std::string model = pattern.substr(0, pattern.find('.'));
+    const std::size_t at = pattern.rfind('@');
+    for (const ModelPart& part : parts_)
+        if (part.space.empty() && !part.in_build && glob_match(model, part.model))
+            return "model " + part.model + " is not in this build: " + part.why_absent;
+    if (at == std::string::npos) return "";
+    const std::string space = pattern.substr(at + 1);
+    for (const ModelPart& part : parts_)
+        if (!part.space.empty() && !part.in_build && glob_match(model, part.model) && glob_match(space, part.space))
+            return "execution space " + part.space + " of model " + part.model + " is not in this build: " + part.why_absent;
+    return "";
+}
+
+std::string Registry::declared_models() const {
+    std::string models;
+    for (const ModelPart& part : parts_)
+        if (part.space.empty()) models += (models.empty() ? "" : ", ") + part.model;
+    return models;
 }
 
 namespace {

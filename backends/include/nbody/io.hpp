@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,7 +64,17 @@ void write_activity_map_png(const std::string& path, const std::vector<float>& m
 void write_activity_map(const std::string& path, const std::vector<float>& map, int d);
 
 // Writes `contents` to `path` atomically: a temporary file in the same folder, flushed to the disk
-// (fsync), then renamed over `path`. UsageError when it cannot be written.
+// (fsync), then renamed over `path`. A symbolic link is written through: the file it names is
+// replaced (the link stays), and an existing file keeps its mode and, where allowed, owner and group.
+// UsageError when it cannot be written.
 void write_file_atomically(const std::string& path, const std::string& contents);
+
+// The file a write to `path` replaces: `path`, or the file its chain of symbolic links names.
+std::filesystem::path output_target(const std::string& path);
+// UsageError (one line, the reason) unless write_file_atomically could write `path`: checked before
+// any work, so that a run never ends in a file it cannot write.
+void check_writable(const std::string& path);
+// Whether two paths name one file (through links, "..", hard links), existing or not.
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace nbody

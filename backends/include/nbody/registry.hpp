@@ -25,6 +25,16 @@ struct GpuInfo {
     std::string runtime_version;
 };
 
+// A programming model (an id's "<backend>" part) or one of its execution spaces (an id's "@<space>"
+// part) that the suite has, whether this build compiled it or not: a matrix may name one that this
+// build left out, which is not a typo.
+struct ModelPart {
+    std::string model;       // "cuda", "kokkos", ...
+    std::string space;       // "" for the model itself; else a space of `model` ("openmp" in kokkos.*@openmp)
+    bool in_build = false;
+    std::string why_absent;  // the configure step's reason when !in_build
+};
+
 class Registry {
 public:
     // Throws std::logic_error on a duplicate or malformed id.
@@ -38,6 +48,19 @@ public:
     void add_alias(const std::string& former_id, const std::string& id);
     // Variants whose id matches a comma-separated list of glob patterns (`*`, `?`).
     std::vector<const VariantDescriptor*> match(const std::string& patterns) const;
+    // The comma-separated parts of a pattern list, empty parts dropped.
+    static std::vector<std::string> pattern_parts(const std::string& patterns);
+
+    // The models and spaces of the suite (declared by builtin_registry(); tests declare their own).
+    void declare(ModelPart part) { parts_.push_back(std::move(part)); }
+    const std::vector<ModelPart>& declared_parts() const { return parts_; }
+    // For one pattern (no comma) that matches no variant: why, when it names a model or space this
+    // build left out ("model cuda is not in this build: ..."); "" when it names nothing the suite has
+    // left out (a typo, or a variant that does not exist).
+    std::string absent_from_build(const std::string& pattern) const;
+    // "serial, omp, cuda, ...": every model declared, for messages.
+    std::string declared_models() const;
+
     // Defaults overlaid with `overrides`; UsageError naming the variant and parameter on an
     // unknown name or a value outside the allowed set.
     static TuningValues resolve_tuning(const VariantDescriptor& variant, const TuningValues& overrides);
@@ -65,6 +88,7 @@ public:
 private:
     std::vector<VariantDescriptor> variants_;
     std::map<std::string, std::string> aliases_;  // former id -> current id
+    std::vector<ModelPart> parts_;
     std::map<std::string, std::string> build_facts_;
     std::function<std::optional<GpuInfo>()> gpu_probe_;
     DeviceCommunicatorFactory device_communicator_factory_;
