@@ -44,7 +44,7 @@ double expected_efficiency(const std::string& id) {
         {"cuda.tiled", 0.23},         // 0.383
         {"cuda.persistent", 0.19},    // 0.316
         {"cuda.tiled2d", 0.12},       // 0.206
-        {"cuda.tiled2d_seed004", 0.1},  // 0.166
+        {"cuda.tiled2d_stepwise", 0.1},  // 0.166
         {"cuda.pairwise", 0.06},      // 0.105
     };
     const auto it = known.find(id);

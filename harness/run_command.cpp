@@ -198,7 +198,7 @@ void run(const RunOptions& o, DistributedRun& ranks) {
 
 // `compare`: several variants on one problem in one process, timed in alternation, so that each
 // round's times meet the same load from outside the process (a shared host's other guests come and
-// go faster than one run after another can follow: docs/performance-kokkos.md, issue 16).
+// go faster than one run after another can follow: docs/performance-kokkos.md).
 struct CompareOptions {
     RunOptions run;  // its steps: per variant per round
     std::vector<std::string> variants;

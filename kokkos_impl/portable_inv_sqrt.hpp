@@ -2,7 +2,7 @@
 // kokkos.simd's reciprocal square root: 1/sqrt(x) from the bits of x and multiply-adds only, so that
 // a vectorising compiler turns it into integer and FMA vector instructions on any ISA (the
 // compilers' own 1/sqrt under the math flags is not the same code on every compiler and width:
-// docs/performance-kokkos.md, issue 16). No Kokkos, no intrinsics: portable C++20.
+// docs/performance-kokkos.md). No Kokkos, no intrinsics: portable C++20.
 #include <algorithm>
 #include <bit>
 #include <cstdint>

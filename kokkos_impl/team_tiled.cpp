@@ -197,7 +197,7 @@ struct BodyMapping {
 
 // body_mapping=auto (GPU): one body per thread below N = 4096, where a team of 32 or 64 threads
 // per small tile gives the most teams (6.05 us per step at N = 1024 against 8.45 with pairs), two
-// from there (the measured best at 4096 and at N >= 65536; docs/performance-kokkos.md, issue 14).
+// from there (the measured best at 4096 and at N >= 65536; docs/performance-kokkos.md).
 // `bodies`: those whose pulls this rank sums.
 inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
     if (name == "auto") return body_mapping_of(bodies < 4096 ? "thread" : "pair", bodies);
@@ -211,9 +211,8 @@ inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
 // tile=auto: blocks of bodies small enough that small N still spread over many teams (512-body
 // blocks left N = 1024 two blocks; smaller tiles also shorten each thread's chain of dependent
 // interactions: at N = 1024 with graphs 13.6, 10.1 and 6.05 us per step with 128-, 64- and 32-body
-// tiles), 512 from N = 65536 where the larger tile is the faster one (docs/performance-kokkos.md,
-// issue 14). `bodies`: those
-// whose pulls this rank sums.
+// tiles), 512 from N = 65536 where the larger tile is the faster one (docs/performance-kokkos.md).
+// `bodies`: those whose pulls this rank sums.
 inline int auto_tile(int bodies) {
     if (bodies >= 65536) return 512;
     if (bodies >= 32768) return 256;

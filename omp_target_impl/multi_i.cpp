@@ -1,6 +1,6 @@
 // omp_target.multi_i: omp_target.simd with several bodies i per lane, so that each body j loaded
 // serves `bodies` interactions (the register blocking of cuda.unrolled, written out for 2 and 4
-// bodies in scalars: a per-lane array would go to GCC's SIMT lane memory, issue 22).
+// bodies in scalars: a per-lane array would go to GCC's SIMT lane memory).
 #include "omp_target.hpp"
 
 namespace nbody::omp_target {

@@ -9,7 +9,7 @@
 // Every target region names the host pointers of these arrays; being present (mapped at upload),
 // they are translated to the device copies (OpenMP's zero-length array sections for pointers).
 //
-// No aggregate inside a `simd` region (issue 22, docs/performance-openmp.md): GCC 12 gives each
+// No aggregate inside a `simd` region (docs/performance-openmp.md): GCC 12 gives each
 // lane's arrays, Vec objects and other non-register locals (also those of a function inlined into
 // the loop, such as physics.hpp's Vec helpers and accumulate_pull's d[Dim]) a slot in per-lane
 // SIMT memory (GOMP_SIMT_ENTER_ALLOC), and in the PTX it wrote for these kernels the stores into
