@@ -30,6 +30,8 @@ namespace nbody::kokkos {
 // 1/sqrt(inf) = 0 pulls nothing; at the largest finite r^2 the weight underflows to 0 as the plain
 // formula's does. Portable C++ has no rounding toward zero per operation (omp.simd's free form of
 // this on AVX-512), so it costs one min per interaction; std::min(x, max) keeps a NaN x.
+// PortableInvSqrt leaves r^2 as it is; SaturatedPortableInvSqrt saturates it first. kokkos.simd
+// takes the first in steps where no coordinate is large enough for r^2 to overflow (simd.cpp).
 template <class Real>
 inline Real saturated(Real x) {
     return std::min(x, std::numeric_limits<Real>::max());
@@ -63,7 +65,6 @@ struct PortableInvSqrt {
 
     template <class Real>
     Real operator()(Real x) const {
-        x = saturated(x);
         Real y = estimate(x);
         if constexpr (std::is_same_v<Real, double>) {
             const Real e = x * (y * y) - Real(1);
@@ -74,7 +75,6 @@ struct PortableInvSqrt {
 
     template <class Real>
     Real mass_cubed(const FoldedMass<Real>& mass, Real x) const {
-        x = saturated(x);
         const Real* w = mass.w;
         if constexpr (std::is_same_v<Real, double>) {
             const Real y = estimate(x);
@@ -134,6 +134,17 @@ template <>
 struct PortableInvSqrt::CubicEstimate<double> {
     static constexpr std::uint64_t magic = 0x5FE2CB9250EC8370ull;
     static constexpr double centre = 1.004936234250244, k1 = 0.5748323058215055, k0 = 0.9915865520603018;
+};
+
+struct SaturatedPortableInvSqrt : PortableInvSqrt {
+    template <class Real>
+    Real operator()(Real x) const {
+        return PortableInvSqrt::operator()(saturated(x));
+    }
+    template <class Real>
+    Real mass_cubed(const FoldedMass<Real>& mass, Real x) const {
+        return PortableInvSqrt::mass_cubed(mass, saturated(x));
+    }
 };
 
 }  // namespace nbody::kokkos

@@ -6,6 +6,8 @@
 // reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
 // operations, the mass folded into the refinement's coefficients (portable_inv_sqrt.hpp). Host
 // spaces only: on the GPU the other variants are the mapping.
+#include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -37,15 +39,40 @@ inline constexpr int kLanes = kGroupBytes<Real, Dim> / static_cast<int>(sizeof(R
 template <class Space, class Real>
 using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
 
+// Whether some coordinate of some body is beyond `bound` (then a pair's r^2 may overflow): set by the
+// fold kernel, read by the pull kernel. A View of one int, zeroed by its own kernel, so the step stays
+// three kernels that a graph records.
+template <class Space>
+using OverflowFlag = Kokkos::View<int, typename Space::memory_space>;
+
+// The largest |coordinate| for which no pair's r^2 = sum of Dim squared differences + eps2 can
+// overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real.
+template <class Real, int Dim>
+Real overflow_free_bound(Real eps2) {
+    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
+}
+
 // The pulls of every body: first each mass folded into the coefficients of PortableInvSqrt's
 // refinement (once per body, not per interaction), then each work item takes one group of kLanes
-// bodies (the last group's missing lanes sit at the origin and are not stored). Host lambdas, not
-// KOKKOS_LAMBDA: the variant is registered for host spaces only.
+// bodies (the last group's missing lanes sit at the origin and are not stored). The fold also flags
+// a coordinate beyond overflow_free_bound: only then does the lane loop saturate r^2 (one min per
+// interaction, about 1/17 of float32's vector operations). Host lambdas, not KOKKOS_LAMBDA: the
+// variant is registered for host spaces only.
 template <class Space, class Real, int Dim>
 void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                FoldedMasses<Space, Real> folded, DeviceAxes<Space, Real, Dim> pull, int n, Real eps2) {
+                FoldedMasses<Space, Real> folded, OverflowFlag<Space> overflow, DeviceAxes<Space, Real, Dim> pull,
+                int n, Real eps2) {
+    const Real bound = overflow_free_bound<Real, Dim>(eps2);
+    dispatch.parallel_for("nbody::kokkos::simd::clear_flag", Kokkos::RangePolicy<Space>(dispatch.space(), 0, 1),
+                          [=](const int) { overflow() = 0; });
     dispatch.parallel_for("nbody::kokkos::simd::fold", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
-                          [=](const int j) { folded(j) = PortableInvSqrt::fold(m(j)); });
+                          [=](const int j) {
+                              folded(j) = PortableInvSqrt::fold(m(j));
+                              bool beyond = false;
+                              for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(p[k](j)) <= bound);
+                              if (beyond) Kokkos::atomic_exchange(&overflow(), 1);
+                          });
     constexpr int lanes = kLanes<Real, Dim>;
     const int groups = (n + lanes - 1) / lanes;
     // One group per chunk: a group is lanes x N interactions, and there are only N / lanes of them
@@ -63,19 +90,25 @@ void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Devic
                     pi[k][l] = l < count ? p[k](first + l) : Real(0);
                     sum[k][l] = Real(0);
                 }
-            for (int j = 0; j < n; ++j) {
-                const Vec<Real, Dim> pj = load(p, j);
-                const PortableInvSqrt::FoldedMass<Real>& mj = folded(j);  // read in place, not copied
-                for (int l = 0; l < lanes; ++l) {  // the vectorised loop
-                    Vec<Real, Dim> body, a;
-                    for (int k = 0; k < Dim; ++k) {
-                        body[k] = pi[k][l];
-                        a[k] = sum[k][l];
+            const auto sum_over_j = [&](const auto inv_sqrt) {
+                for (int j = 0; j < n; ++j) {
+                    const Vec<Real, Dim> pj = load(p, j);
+                    const PortableInvSqrt::FoldedMass<Real>& mj = folded(j);  // read in place, not copied
+                    for (int l = 0; l < lanes; ++l) {  // the vectorised loop
+                        Vec<Real, Dim> body, a;
+                        for (int k = 0; k < Dim; ++k) {
+                            body[k] = pi[k][l];
+                            a[k] = sum[k][l];
+                        }
+                        accumulate_pull(body, pj, mj, eps2, a, inv_sqrt);
+                        for (int k = 0; k < Dim; ++k) sum[k][l] = a[k];
                     }
-                    accumulate_pull(body, pj, mj, eps2, a, PortableInvSqrt{});
-                    for (int k = 0; k < Dim; ++k) sum[k][l] = a[k];
                 }
-            }
+            };
+            if (overflow() == 0)
+                sum_over_j(PortableInvSqrt{});
+            else
+                sum_over_j(SaturatedPortableInvSqrt{});
             for (int k = 0; k < Dim; ++k)
                 for (int l = 0; l < count; ++l) pull[k](first + l) = sum[k][l];
         });
@@ -91,11 +124,12 @@ private:
         if (folded_masses_.extent(0) != static_cast<std::size_t>(this->n()))
             folded_masses_ = FoldedMasses<Space, Real>(
                 Kokkos::view_alloc(Kokkos::WithoutInitializing, "nbody::kokkos::simd::folded_masses"), this->n());
-        simd_pulls(this->dispatch(), this->positions(), this->masses(), folded_masses_, this->pulls(), this->n(),
-                   this->eps2());
+        simd_pulls(this->dispatch(), this->positions(), this->masses(), folded_masses_, overflow_, this->pulls(),
+                   this->n(), this->eps2());
     }
 
     FoldedMasses<Space, Real> folded_masses_;
+    OverflowFlag<Space> overflow_{"nbody::kokkos::simd::overflow"};
 };
 
 }  // namespace kokkos
