@@ -183,6 +183,14 @@ put(R, "million-entries.json", changed(lambda d: d.update(benchmarks=[0] * 10000
 put(R, "million-extra.json", changed(lambda d: d.update(extra=[0] * 1000000), indent=None), "accepted", "", "-", "10^6 numbers in a top-level field the schema does not name (it allows others, as Google Benchmark's files have)")
 put(R, "binary.json", bytes(rng.randrange(256) for _ in range(4096)), "refused", "not valid JSON", "-", "4 KiB of random bytes")
 
+# Bodies on and outside the unit square's edges and corners, far away, and too far apart for |d|^2:
+# the verifier's map check and the fast 1/sqrt paths (fuzz/verifier_corpus_shapes.py).
+sys.path.insert(0, str(HERE))
+from verifier_corpus_shapes import SHAPES  # noqa: E402
+
+for shape in SHAPES:
+    put(*shape)
+
 if LARGE_ONLY:
     print(f"{sum(is_large(row[1]) for row in rows)} large corpus files")
 else:
