@@ -550,7 +550,7 @@ KOKKOS_INLINE_FUNCTION void move_count(const MapState<Space>& m, const Moves<Spa
 // for kStayed). The counts are read atomically (relaxed), as the next step may be moving them
 // already (step_end=fused, kokkos.persistent), and both before either cell is written: one round
 // trip to memory, not two; bodies sharing a cell write it atomically (relaxed): plain stores from
-// several threads to one cell are a data race (ThreadSanitizer, tsan-kokkos preset). On the GPU
+// several threads to one cell are a data race (ThreadSanitizer, tsan preset). On the GPU
 // relaxed loads and stores, not read-modify-writes (relaxed_load, relaxed_store).
 template <class Space>
 KOKKOS_INLINE_FUNCTION void rewrite_cells(const MapState<Space>& m, int left, int entered) {

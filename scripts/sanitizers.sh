@@ -3,20 +3,18 @@
 #   asan: AddressSanitizer + UndefinedBehaviorSanitizer (GCC), the whole test suite, with Debian's
 #         Kokkos 3.4 (Serial): the build that keeps Kokkos 3.4 compatibility tested;
 #   tsan: ThreadSanitizer (GCC 12 linked against LLVM's OpenMP, whose Archer tool lets TSan see OpenMP's
-#         barriers and locks), the tests of the OpenMP variants and of the OpenMP-parallel reference;
-#   tsan-kokkos: the Kokkos variants on OpenMP under TSan, against a Kokkos built at configure time
-#         with -fsanitize=thread from the pinned source (NBODY_KOKKOS_SOURCE, or downloaded).
-# NBODY_SANITIZER_PRESETS picks some (default "asan tsan tsan-kokkos").
+#         barriers and locks), the tests of the OpenMP variants, of the OpenMP-parallel reference and
+#         of the Kokkos variants on OpenMP, against a Kokkos built at configure time with
+#         -fsanitize=thread from the pinned source (NBODY_KOKKOS_SOURCE, or downloaded).
+# NBODY_SANITIZER_PRESETS picks some (default "asan tsan").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-default_presets="asan tsan tsan-kokkos"
+default_presets="asan tsan"
 for preset in ${NBODY_SANITIZER_PRESETS:-$default_presets}; do
   start=$SECONDS
   cmake --preset "$preset" >/dev/null
-  if [[ $preset == tsan-kokkos ]]; then
-    cmake --build --preset "$preset" -j "$(nproc)" --target test_kokkos test_activity_map
-  elif [[ $preset == tsan ]]; then
-    cmake --build --preset "$preset" -j "$(nproc)" --target test_omp test_variants test_verify
+  if [[ $preset == tsan ]]; then
+    cmake --build --preset "$preset" -j "$(nproc)" --target test_omp test_variants test_verify test_kokkos test_activity_map
   else
     cmake --build --preset "$preset" -j "$(nproc)"
   fi

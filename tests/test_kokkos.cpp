@@ -99,11 +99,12 @@ Outcome<Real> simulate(const std::string& id, const BodiesT<Real>& initial, int 
     return simulate_in_chunks(*variant, initial, workload, d, {steps}, tuning).back();
 }
 
-// The available Kokkos variants, only the host spaces' when host_only.
+// The available Kokkos variants under test, only the host spaces' when host_only.
 std::vector<const VariantDescriptor*> available_kokkos(bool host_only) {
     std::vector<const VariantDescriptor*> out;
     for (const VariantDescriptor* v : builtin_registry().match("kokkos.*"))
-        if (v->availability().available && !(host_only && v->runs_on_gpu)) out.push_back(v);
+        if (v->availability().available && !(host_only && v->runs_on_gpu) && testing::variant_under_test(*v))
+            out.push_back(v);
     return out;
 }
 

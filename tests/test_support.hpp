@@ -11,6 +11,7 @@
 #include <string>
 
 #include "nbody/bodies.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody::testing {
 
@@ -51,6 +52,20 @@ inline double max_position_error(const Bodies& state, const BodiesT<double>& ref
     for (std::size_t i = 0; i < state.size(); ++i)
         worst = std::max({worst, std::abs(state.x[i] - reference.x[i]), std::abs(state.y[i] - reference.y[i])});
     return worst;
+}
+
+// Whether a test that sweeps the registry checks `v` in this run. NBODY_TEST_VARIANTS (glob patterns,
+// as `--variants` takes them) narrows the sweep to what a stage is for: the ThreadSanitizer stage
+// checks the threaded spaces, where Serial would only repeat the plain build's checks 10x slower.
+inline bool variant_under_test(const VariantDescriptor& v) {
+    const char* patterns = std::getenv("NBODY_TEST_VARIANTS");
+    if (patterns == nullptr || *patterns == '\0') return true;
+    std::string rest = patterns;
+    for (std::size_t comma; !rest.empty(); rest = comma == std::string::npos ? "" : rest.substr(comma + 1)) {
+        comma = rest.find(',');
+        if (glob_match(rest.substr(0, comma), v.id)) return true;
+    }
+    return false;
 }
 
 }  // namespace nbody::testing
