@@ -146,6 +146,23 @@ folded_pull(DeviceBodies<float, Dim> bodies, const float4* __restrict__ scaled, 
         for (int b = 0; b < kBodiesPerThread; ++b) {
             const int i = first + b * kBlock;
             if (i >= n) continue;
+            // The term j == i is fl(s p_i) - s p_i, a rounding error rather than SPEC's exact zero: where
+            // this chunk summed it, the same instructions recompute it and take it out again.
+            if (i >= tile_first * kBlock && i < tile_end * kBlock) {
+                const float4 body_i = scaled[i];
+                const float scaled_i[3] = {body_i.x, body_i.y, body_i.z};
+                const float s = Dim == 2 ? body_i.z : body_i.w;
+                float r2 = Dim == 2 ? body_i.w : softening[i];
+                float d[Dim];
+#pragma unroll
+                for (int axis = 0; axis < Dim; ++axis) d[axis] = fmaf(-s, pi[b][axis], scaled_i[axis]);
+#pragma unroll
+                for (int axis = Dim - 1; axis >= 0; --axis) r2 = fmaf(d[axis], d[axis], r2);
+                const float q = rsqrt_approx(r2);
+                const float q3 = q * q * q;
+#pragma unroll
+                for (int axis = 0; axis < Dim; ++axis) a[b][axis] = fmaf(-q3, d[axis], a[b][axis]);
+            }
 #pragma unroll
             for (int axis = 0; axis < Dim; ++axis) atomicAdd(&pull_out[i][axis], a[b][axis]);
         }
