@@ -62,7 +62,7 @@ void register_cuda_variants(Registry& registry) {
     using namespace cuda;
     for (auto* variant : {baseline_aos_variant, rsqrt_variant, soa_ldg_variant, tiled_variant, nxn_atomic_variant,
                           force_matrix_variant, tiled2d_variant, float4_variant, unrolled_variant, fastmath_variant,
-                          sliced_variant})
+                          sliced_variant, folded_mass_variant})
         registry.add(with_expected_efficiency(variant()));
     for (auto* variant : {pairwise_variant, tiled2d_stepwise_variant})  // the 2D tiling ladder
         registry.add(with_expected_efficiency(variant()));

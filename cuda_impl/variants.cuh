@@ -14,6 +14,7 @@ VariantDescriptor float4_variant();
 VariantDescriptor unrolled_variant();
 VariantDescriptor fastmath_variant();
 VariantDescriptor sliced_variant();
+VariantDescriptor folded_mass_variant();
 VariantDescriptor persistent_variant();
 }  // namespace nbody::cuda
 // The published 2D tiling ladder (docs/references.md): its GPU0, and its GPU2-GPU8 as tunings of one kernel.
