@@ -17,9 +17,14 @@
 // atomicAdd. A static split of the same units left some blocks finishing early (achieved
 // occupancy 34 % of 50 %, H100); short runs also keep the float32 partial sums short.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cuda_common.cuh"
+#include "nbody/errors.hpp"
 #include "simulation_base.cuh"
 #include "variants.cuh"
 
@@ -212,6 +217,47 @@ private:
     unsigned int grid_ = 1;
 };
 
+// The fold keeps eps2 s_j^2 = eps2 / m_j and q^3 <= m_j / eps^3 as normal floats only for masses
+// within a range of the softening: a state with a mass outside it is refused at upload, before any
+// step, rather than pulled as 0 or infinity. The range: both within [1e-30, 1e30].
+class MassRangeChecked final : public SimulationOf<float> {
+public:
+    MassRangeChecked(std::unique_ptr<SimulationOf<float>> folded, double softening)
+        : folded_(std::move(folded)), softening_(softening) {}
+
+    using SimulationOf<float>::upload;
+    using SimulationOf<float>::download;
+    void upload(const BodiesT<float>& initial) override {
+        const double eps2 = softening_ * softening_;
+        for (std::size_t j = 0; j < initial.size(); ++j) {
+            const double m = initial.m[j];
+            const double softening_scaled = eps2 / m, largest_weight = m / (eps2 * softening_);
+            if (!(softening_scaled >= 1e-30 && softening_scaled <= 1e30 && largest_weight >= 1e-30 &&
+                  largest_weight <= 1e30))
+                throw UsageError("cuda.folded_mass: body " + std::to_string(j) + "'s mass " + shortest(m) +
+                                 " with softening " + shortest(softening_) +
+                                 " is outside the range its m^-1/2 scaling keeps in float32 (eps^2/m and m/eps^3 "
+                                 "within 1e-30..1e30); cuda.sliced runs it");
+        }
+        folded_->upload(initial);
+    }
+    void advance(int steps) override { folded_->advance(steps); }
+    void synchronize() override { folded_->synchronize(); }
+    void download(BodiesT<float>& state, std::vector<float>& activity_map) override {
+        folded_->download(state, activity_map);
+    }
+
+private:
+    static std::string shortest(double value) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.6g", value);
+        return text;
+    }
+
+    std::unique_ptr<SimulationOf<float>> folded_;
+    double softening_;
+};
+
 }  // namespace
 
 VariantDescriptor folded_mass_variant() {
@@ -224,8 +270,12 @@ VariantDescriptor folded_mass_variant() {
         "cuda.sliced's tiles with body j scaled by m^-1/2 (one multiply fewer per interaction), work in chunks from a counter",
         {map_tuning()},
         [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-            if (p.workload.dim == 3) return std::make_unique<FoldedMass<3>>(p, t);
-            return std::make_unique<FoldedMass<2>>(p, t);
+            std::unique_ptr<SimulationOf<float>> folded;
+            if (p.workload.dim == 3)
+                folded = std::make_unique<FoldedMass<3>>(p, t);
+            else
+                folded = std::make_unique<FoldedMass<2>>(p, t);
+            return std::make_unique<MassRangeChecked>(std::move(folded), p.constants.softening);
         },
         float32);
 }
