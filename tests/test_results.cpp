@@ -50,7 +50,7 @@ class ResultsChecker : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         Registry registry;
-        register_cpu_ref_variants(registry);
+        register_serial_variants(registry);
         const auto path = std::filesystem::temp_directory_path() / ("nbody_test_results_" + std::to_string(::getpid()) + ".json");
         MatrixRunOptions o;
         o.out_path = path.string();

@@ -7,8 +7,6 @@
 // Newton step, stays within the thresholds; tunings are validated.
 // (Agreement of every variant and tuning value with the reference through verify is test_variants'.)
 #include <gtest/gtest.h>
-
-#ifdef NBODY_WITH_OPENMP
 #include <omp.h>
 
 #include <algorithm>
@@ -335,4 +333,3 @@ TEST(OmpTunings, InvalidValuesAreUsageErrors) {
 
 }  // namespace
 }  // namespace nbody
-#endif  // NBODY_WITH_OPENMP

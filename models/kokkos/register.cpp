@@ -1,7 +1,7 @@
 #include <string>
 
 #include "kokkos_simulation.hpp"
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
 
@@ -28,6 +28,14 @@ void register_kokkos_variants(Registry& registry) {
         spaces += kokkos::SpaceName<typename decltype(tag)::type>::value;
     });
     registry.add_build_fact("kokkos_spaces", spaces);
+    // The execution spaces the variants are written for; the Kokkos of this build has some of them.
+    for (const std::string space : {"serial", "openmp", "cuda"}) {
+        const bool in_build = ("," + spaces + ",").find("," + space + ",") != std::string::npos;
+        registry.declare({.model = "kokkos",
+                          .space = space,
+                          .in_build = in_build,
+                          .why_absent = "the Kokkos it was built with has the spaces " + spaces});
+    }
 }
 
 }  // namespace nbody

@@ -1,4 +1,4 @@
-# Finds or builds Kokkos for kokkos_impl/ and says which one and why. In order of preference:
+# Finds or builds Kokkos for models/kokkos/ and says which one and why. In order of preference:
 #  1. an installed Kokkos (Kokkos_ROOT, as a CMake variable or in the environment, or
 #     CMAKE_PREFIX_PATH) that has every execution space this build can run;
 #  2. the pinned Kokkos release, built by this project at configure time (NBODY_BUILD_KOKKOS) from
@@ -247,10 +247,10 @@ endif()
 if(NBODY_KOKKOS_TARGET)
   set(NBODY_WITH_KOKKOS ON)
   set(NBODY_MODEL_STATUS_KOKKOS "on (${kokkos_origin})${kokkos_passed_over}${kokkos_cuda_note}")
-  # One CUDA runtime per binary: Kokkos' CUDA backend links the shared libcudart while cuda_impl
+  # One CUDA runtime per binary: Kokkos' CUDA backend links the shared libcudart while models/cuda
   # links the static one; both use the static runtime instead, so Kokkos and the CUDA variants share
   # one runtime state. Kokkos' direct link to the driver (libcuda.so) is replaced by
-  # kokkos_impl/cuda_driver_shim.cpp, which opens it at run time: the binary then starts on a
+  # models/kokkos/cuda_driver_shim.cpp, which opens it at run time: the binary then starts on a
   # machine without the driver and lists the CUDA variants as unavailable.
   if(TARGET Kokkos::CUDA)
     get_target_property(kokkos_cuda_imported Kokkos::CUDA IMPORTED)

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 #include "omp_target.hpp"
 
 namespace nbody {

@@ -1,4 +1,4 @@
-# Finds the OpenMP target-offload toolchain for omp_target_impl/ and says which one and why not.
+# Finds the OpenMP target-offload toolchain for models/omp_target/ and says which one and why not.
 # The C++ compiler's own: GCC with its nvptx offload compiler (Debian: gcc-12-offload-nvptx; PTX
 # for sm_80, the newest GCC 12 knows, which the driver compiles for the GPU at load time), or
 # Clang with LLVM's offload runtime (Debian: clang-16, clang-tools-16 for the offload packager and
@@ -6,7 +6,7 @@
 # with the CUDA toolkit's nvlink).
 # Sets NBODY_WITH_OMP_TARGET, NBODY_MODEL_STATUS_OMP_TARGET, NBODY_OMP_TARGET_FLAGS and
 # NBODY_OMP_TARGET_COMPILER; defines nbody_bundle_offload_plugin().
-option(NBODY_ENABLE_OMP_TARGET "Build the OpenMP target-offload variants (omp_target_impl/) when the C++ compiler's offload toolchain is found" ON)
+option(NBODY_ENABLE_OMP_TARGET "Build the OpenMP target-offload variants (models/omp_target/) when the C++ compiler's offload toolchain is found" ON)
 set(NBODY_OMP_TARGET_CLANG_ARCH "sm_90" CACHE STRING "GPU architecture of Clang's offload cubin (a cubin runs on its own major architecture only)")
 
 set(NBODY_WITH_OMP_TARGET OFF)
@@ -91,6 +91,7 @@ endif()
 # it (GCC: libgomp's nvptx plugin; Clang: libomptarget and its CUDA plugins under the names it
 # loads), and the $ORIGIN search path is written as DT_RPATH, which glibc also searches for
 # libraries that libgomp opens (a DT_RUNPATH applies to the binary's own dependencies only).
+# nbody_make_portable() calls it for every binary (PORTABLE_FUNCTION below).
 function(nbody_bundle_offload_plugin target)
   if(NOT NBODY_WITH_OMP_TARGET OR NOT NBODY_PORTABLE_BINARY)
     return()
@@ -105,3 +106,5 @@ function(nbody_bundle_offload_plugin target)
       VERBATIM)
   endforeach()
 endfunction()
+nbody_register_model(NAME omp_target TITLE "OpenMP target offload" IN_BUILD ${NBODY_WITH_OMP_TARGET}
+                     STATUS "${NBODY_MODEL_STATUS_OMP_TARGET}" PORTABLE_FUNCTION nbody_bundle_offload_plugin)

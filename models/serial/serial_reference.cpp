@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "nbody/activity_counts.hpp"
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 #include "nbody/reference.hpp"
 
 namespace nbody {
@@ -71,7 +71,7 @@ private:
 
 }  // namespace
 
-void register_cpu_ref_variants(Registry& registry) {
+void register_serial_reference(Registry& registry) {
     registry.add({.id = "serial.reference",
                   .backend = "serial",
                   .execution_space = "host",
