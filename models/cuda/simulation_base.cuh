@@ -17,6 +17,7 @@
 
 #include "activity_map.cuh"
 #include "cuda_common.cuh"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody::cuda {
 
@@ -140,19 +141,6 @@ extern template class SoaSimulation<float, 2>;
 extern template class SoaSimulation<float, 3>;
 extern template class SoaSimulation<double, 2>;
 extern template class SoaSimulation<double, 3>;
-
-// The simulation of `problem`'s workload: Sim<Real, Dim>(problem, args...) for its precision and
-// dimension (the integrator is a run-time property of the SoA base).
-template <template <class, int> class Sim, class... Args>
-std::unique_ptr<Simulation> make_for_workload(const Problem& problem, const Args&... args) {
-    const bool fp64 = problem.workload.precision == Precision::fp64;
-    if (problem.workload.dim == 3) {
-        if (fp64) return std::make_unique<Sim<double, 3>>(problem, args...);
-        return std::make_unique<Sim<float, 3>>(problem, args...);
-    }
-    if (fp64) return std::make_unique<Sim<double, 2>>(problem, args...);
-    return std::make_unique<Sim<float, 2>>(problem, args...);
-}
 
 // Block size of the `block_size` tuning.
 unsigned int block_size_of(const TuningValues& tuning);

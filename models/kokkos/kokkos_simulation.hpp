@@ -26,6 +26,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 #include "grid_barrier.hpp"
 #include "portable_inv_sqrt.hpp"
 
@@ -331,17 +332,9 @@ TuningParameter power_of_two_tuning(const std::string& name, const std::string& 
 // The simulation of the problem's workload: Sim<Space, Real, Dim> chosen once, here.
 template <template <class, class, int> class Sim, class Space>
 std::unique_ptr<Simulation> create_for_workload(const Problem& problem, const TuningValues& tuning) {
-    const bool fp64 = problem.workload.precision == Precision::fp64;
-    switch (problem.workload.dim) {
-        case 2:
-            if (fp64) return std::make_unique<Sim<Space, double, 2>>(problem, tuning);
-            return std::make_unique<Sim<Space, float, 2>>(problem, tuning);
-        case 3:
-            if (fp64) return std::make_unique<Sim<Space, double, 3>>(problem, tuning);
-            return std::make_unique<Sim<Space, float, 3>>(problem, tuning);
-        default:
-            throw UsageError("dimension " + std::to_string(problem.workload.dim) + " is not 2 or 3");
-    }
+    return dispatch_workload(problem.workload, [&]<class Real, int Dim>() -> std::unique_ptr<Simulation> {
+        return std::make_unique<Sim<Space, Real, Dim>>(problem, tuning);
+    });
 }
 
 // The descriptor fields every Kokkos variant fills the same way. `distributed`: its pull kernel

@@ -20,6 +20,7 @@
 #include "nbody/activity_counts.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody::omp {
 
@@ -140,8 +141,7 @@ void add_omp_variant(Registry& registry, std::string id, std::string description
                   .availability = {},
                   .create = [id, ranks](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                       require_single_rank(p, id, ranks);
-                      if (p.workload.precision == Precision::fp64) return std::make_unique<Variant<double>>(p, t);
-                      return std::make_unique<Variant<float>>(p, t);
+                      return make_for_precision<Variant>(p, t);
                   },
                   .expected_efficiency = expected_efficiency});
 }

@@ -366,7 +366,7 @@ TileKernel<Real> pick_kernel(Isa isa, InvSqrtForm form, int dim) {
         }
         throw std::logic_error("omp.simd: unknown reciprocal-square-root form");
     };
-    return dim == 3 ? of_dim.template operator()<3>() : of_dim.template operator()<2>();
+    return dispatch_dim(dim, of_dim);
 }
 
 template <class T>

@@ -29,6 +29,7 @@
 
 #include "nbody/physics.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody::omp_target {
 
@@ -246,13 +247,9 @@ private:
 // The simulation of `problem` in its precision and dimension with `force`.
 template <class Force>
 std::unique_ptr<Simulation> make_simulation(const Problem& problem, Force force, OffloadDevice device) {
-    const bool fp64 = problem.workload.precision == Precision::fp64;
-    if (problem.workload.dim == 3) {
-        if (fp64) return std::make_unique<OmpTargetSimulation<double, 3, Force>>(problem, force, device);
-        return std::make_unique<OmpTargetSimulation<float, 3, Force>>(problem, force, device);
-    }
-    if (fp64) return std::make_unique<OmpTargetSimulation<double, 2, Force>>(problem, force, device);
-    return std::make_unique<OmpTargetSimulation<float, 2, Force>>(problem, force, device);
+    return dispatch_workload(problem.workload, [&]<class Real, int Dim>() -> std::unique_ptr<Simulation> {
+        return std::make_unique<OmpTargetSimulation<Real, Dim, Force>>(problem, force, device);
+    });
 }
 
 }  // namespace nbody::omp_target

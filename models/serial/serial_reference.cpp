@@ -8,6 +8,7 @@
 #include "nbody/activity_counts.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/reference.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody {
 namespace {
@@ -88,9 +89,7 @@ void register_serial_reference(Registry& registry) {
                   .workloads = WorkloadSupport::every(),
                   .availability = {},
                   .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
-                      if (p.workload.precision == Precision::fp64)
-                          return std::make_unique<SerialReference<double>>(p, t);
-                      return std::make_unique<SerialReference<float>>(p, t);
+                      return make_for_precision<SerialReference>(p, t);
                   }});
 }
 
