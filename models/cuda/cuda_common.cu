@@ -144,11 +144,11 @@ void require_block_fits(const void* kernel, unsigned int threads, const std::str
 
 VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
                                   std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
-                                  WorkloadSupport workloads, std::size_t max_n) {
+                                  CudaVariantFacts facts) {
     // The checked create needs the id and the workloads only; a copy of them keeps it self-contained.
     VariantDescriptor identity;
     identity.id = id;
-    identity.workloads = workloads;
+    identity.workloads = facts.workloads;
     auto checked_create = [identity = std::move(identity), create = std::move(create)](const Problem& problem,
                                                                                         const TuningValues& tuning) {
         require_workload(identity, problem.workload);
@@ -159,11 +159,13 @@ VariantDescriptor cuda_descriptor(std::string id, std::string description, std::
             .execution_space = "cuda",
             .description = std::move(description),
             .tunings = std::move(tunings),
-            .max_n = max_n,
+            .max_n = facts.max_n,
             .runs_on_gpu = true,
-            .workloads = std::move(workloads),
+            .distributed = facts.distributed,
+            .workloads = std::move(facts.workloads),
             .availability = cuda_availability,
-            .create = std::move(checked_create)};
+            .create = std::move(checked_create),
+            .expected_efficiency = facts.expected_efficiency};
 }
 
 }  // namespace nbody::cuda

@@ -148,10 +148,21 @@ int multiprocessor_count();
 // UsageError when a kernel compiled with its registers cannot run blocks of `threads` threads.
 void require_block_fits(const void* kernel, unsigned int threads, const std::string& variant_id);
 
+// What a CUDA variant's descriptor says beyond its id, description, tunings and create (the
+// VariantDescriptor fields of the same names).
+struct CudaVariantFacts {
+    WorkloadSupport workloads = {};  // default: 2d/fp32/euler only
+    std::size_t max_n = 0;
+    bool distributed = false;
+    // About 0.6 of the lowest fraction of the efficiency limit the variant reached at N >= 65536 in
+    // any workload (results/*.json); 0 where none was measured: the model's default.
+    double expected_efficiency = 0;
+};
+
 // A descriptor with the fields every CUDA variant shares filled in. Its create refuses (UsageError,
-// before any device call) a problem whose workload is not in `workloads`.
+// before any device call) a problem whose workload is not in `facts.workloads`.
 VariantDescriptor cuda_descriptor(std::string id, std::string description, std::vector<TuningParameter> tunings,
                                   std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create,
-                                  WorkloadSupport workloads = {}, std::size_t max_n = 0);
+                                  CudaVariantFacts facts = {});
 
 }  // namespace nbody::cuda

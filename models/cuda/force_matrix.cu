@@ -51,7 +51,7 @@ VariantDescriptor force_matrix_variant() {
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<ForceMatrix>(p, t);
                            },
-                           {}, kMaxBodies);
+                           {.max_n = kMaxBodies});
 }
 
 }  // namespace nbody::cuda

@@ -137,7 +137,7 @@ VariantDescriptor tiled2d_variant() {
                              "4", {"1", "2", "4", "8"}),
          map_tuning(), reduction_tuning()},
         [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2d>(p, t); },
-        WorkloadSupport::every());
+        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.12});  // lowest measured 0.206
 }
 
 }  // namespace nbody::cuda

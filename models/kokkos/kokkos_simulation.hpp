@@ -337,33 +337,20 @@ std::unique_ptr<Simulation> create_for_workload(const Problem& problem, const Tu
     });
 }
 
+// VariantDescriptor::expected_efficiency of a variant on a GPU space and on a host space: about
+// 0.6 of the lowest fraction of the limit it reached at N >= 65536 in results/*.json, in any
+// workload; 0 (the model's default) where none was measured. Each variant's file gives its own.
+struct ExpectedEfficiency {
+    double gpu = 0.0;
+    double host = 0.0;
+};
+
 // The descriptor fields every Kokkos variant fills the same way. `distributed`: its pull kernel
 // sums only the owned block (KokkosSimulation::owned()), so it runs one simulation over ranks.
-// VariantDescriptor::expected_efficiency of a variant on a GPU or host space: about 0.6 of the lowest
-// fraction of the limit it reached at N >= 65536 in results/*.json, in any workload; 0 (the model's
-// default) where none was measured.
-inline double expected_efficiency(const std::string& variant, bool runs_on_gpu) {
-    struct Known {
-        const char* variant;
-        double gpu, host;
-    };
-    static constexpr Known known[] = {
-        {"team_tiled", 0.26, 0.018},    // @cuda lowest 0.430; @openmp 0.029
-        {"naive", 0.19, 0.027},         // 0.319; 0.046
-        {"hierarchical", 0.14, 0.027},  // 0.241; 0.046
-        {"persistent", 0.19, 0.0},      // 0.313; none on a host space
-        {"simd", 0.0, 0.11},            // no GPU space; @openmp 0.18 built for the host's ISA
-                                        // (results/h100-project-kokkos.txt)
-    };
-    for (const Known& k : known)
-        if (variant == k.variant) return runs_on_gpu ? k.gpu : k.host;
-    return 0.0;
-}
-
 template <class Space, template <class, class, int> class Sim>
 VariantDescriptor describe_variant(const std::string& variant, const std::string& description,
-                                   std::vector<TuningParameter> tunings, bool distributed = false,
-                                   StepKernels kernels = StepKernels::per_step) {
+                                   std::vector<TuningParameter> tunings, ExpectedEfficiency efficiency,
+                                   bool distributed = false, StepKernels kernels = StepKernels::per_step) {
     if (kernels == StepKernels::per_step) {
         tunings.push_back(map_tuning());
         tunings.push_back(dispatch_tuning());
@@ -381,7 +368,7 @@ VariantDescriptor describe_variant(const std::string& variant, const std::string
             .workloads = WorkloadSupport::every(),
             .availability = &availability,
             .create = &create_for_workload<Sim, Space>,
-            .expected_efficiency = expected_efficiency(variant, kRunsOnGpu<Space>)};
+            .expected_efficiency = kRunsOnGpu<Space> ? efficiency.gpu : efficiency.host};
 }
 
 template <class Space>
@@ -391,12 +378,12 @@ using CountScatter = Kokkos::Experimental::ScatterView<int*, typename DeviceCoun
 // tunings on that space.
 template <template <class, class, int> class Sim, class Tunings>
 void register_for_each_space(Registry& registry, const std::string& variant, const std::string& description,
-                             Tunings tunings, bool distributed = false,
+                             Tunings tunings, ExpectedEfficiency efficiency, bool distributed = false,
                              StepKernels kernels = StepKernels::per_step) {
     for_each_space([&](auto tag) {
         using Space = typename decltype(tag)::type;
-        registry.add(
-            describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), distributed, kernels));
+        registry.add(describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), efficiency,
+                                                  distributed, kernels));
     });
 }
 

@@ -2,7 +2,7 @@
 // read straight from the space's memory (the Kokkos counterpart of omp.static and a plain SoA
 // CUDA kernel).
 #include "kokkos_simulation.hpp"
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
 namespace kokkos {
@@ -35,7 +35,8 @@ private:
 void register_kokkos_naive(Registry& registry) {
     kokkos::register_for_each_space<kokkos::Naive>(
         registry, "naive", "RangePolicy, one body per work item, all j read from the space's memory",
-        [](bool) { return std::vector<TuningParameter>{}; });
+        [](bool) { return std::vector<TuningParameter>{}; },
+        {.gpu = 0.19, .host = 0.027});  // lowest measured: @cuda 0.319, @openmp 0.046
 }
 
 }  // namespace nbody
