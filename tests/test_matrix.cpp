@@ -15,12 +15,12 @@
 #include <sstream>
 #include <thread>
 
-#include "host_info.hpp"
-#include "matrix.hpp"
-#include "matrix_runner.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/model_registration.hpp"
-#include "results.hpp"
+#include "platform/host_info.hpp"
+#include "results/results.hpp"
 
 namespace nbody {
 namespace {

@@ -21,7 +21,7 @@
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
 #include "test_support.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

@@ -1,11 +1,11 @@
 // The results checker: the JSON Schema subset validator and the consistency checks beyond it.
 #include <gtest/gtest.h>
 
-#include "host_info.hpp"
-#include "json_schema.hpp"
-#include "matrix_runner.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/model_registration.hpp"
-#include "results.hpp"
+#include "platform/host_info.hpp"
+#include "results/json_schema.hpp"
+#include "results/results.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -7,13 +7,13 @@
 #include <limits>
 #include <type_traits>
 
-#include "commands.hpp"
-#include "host_info.hpp"
+#include "cli/commands.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
-#include "verification.hpp"
+#include "platform/host_info.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

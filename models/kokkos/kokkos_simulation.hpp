@@ -102,7 +102,7 @@ struct InvSqrt {
     }
     KOKKOS_INLINE_FUNCTION double operator()(double v) const {
 #if defined(__CUDA_ARCH__)
-        // CUDA's rsqrt(double) without its range check (cuda_impl/interaction.cuh's
+        // CUDA's rsqrt(double) without its range check (models/cuda/interaction.cuh's
         // rsqrt_of_normal, the same instructions): the MUFU.RSQ64H estimate, then the library's
         // third-order refinement y + y e (1/2 + 3/8 e), e = 1 - v y^2 (5 FP64 instructions). The
         // library branches around a slow path for zero, subnormal and infinite v; its convergence

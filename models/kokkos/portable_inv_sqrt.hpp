@@ -24,7 +24,7 @@ namespace nbody::kokkos {
 //   classic constant (2.5e-7 in exact arithmetic, 4.7e-7 in float32, for 10 operations with the
 //   mass). float64: the third-order step taken on the cube of the cubic estimate,
 //   y^3 (1 - 3e/2 + 15e^2/8), its coefficients times m.
-// tests/test_kokkos.cpp checks every bound.
+// models/kokkos/tests/test_kokkos.cpp checks every bound.
 // r^2 held to the largest finite value before a fast 1/sqrt: its estimate of 1/sqrt(inf) is 0 or
 // tiny, and the refinement multiplies by r^2 (0 * inf = NaN, or inf), where the plain formula's
 // 1/sqrt(inf) = 0 pulls nothing; at the largest finite r^2 the weight underflows to 0 as the plain

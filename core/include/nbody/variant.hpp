@@ -117,7 +117,7 @@ struct VariantDescriptor {
     std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create;
     // The fraction of its device's efficiency limit (SPEC §3) this variant is known to reach at large
     // N, conservatively (about 0.6 of the lowest its committed results show at N >= 65536): the rate
-    // of the run-time estimate (harness/estimate.hpp). 0: its model's default.
+    // of the run-time estimate (harness/matrix/estimate.hpp). 0: its model's default.
     double expected_efficiency = 0;
 };
 

@@ -16,12 +16,12 @@
 #include <variant>
 #include <vector>
 
+#include "mutant_variants.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
-#include "mutant_variants.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

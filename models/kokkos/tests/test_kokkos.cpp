@@ -40,7 +40,7 @@
 #include "nbody/registry.hpp"
 #include "portable_inv_sqrt.hpp"
 #include "test_support.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

@@ -1,4 +1,4 @@
-// kokkos_impl/grid_barrier.hpp, kokkos.persistent's barrier across the teams of one kernel: on every
+// models/kokkos/grid_barrier.hpp, kokkos.persistent's barrier across the teams of one kernel: on every
 // space this Kokkos has, teams that all run at once see each other's writes after each barrier,
 // across launches (the arrivals count on); and where the teams cannot all run at once (Serial runs
 // them one after another) the first barrier gives up, every team leaves, and the counter says so,

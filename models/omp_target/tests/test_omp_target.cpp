@@ -20,7 +20,7 @@
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
 #include "omp_target.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

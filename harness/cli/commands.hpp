@@ -5,7 +5,7 @@
 // unless main started them under mpirun.
 #include <CLI/CLI.hpp>
 
-#include "distributed.hpp"
+#include "platform/distributed.hpp"
 
 namespace nbody {
 

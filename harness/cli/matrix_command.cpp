@@ -7,14 +7,14 @@
 #include <fstream>
 #include <memory>
 
-#include "commands.hpp"
-#include "estimate.hpp"
-#include "interrupt.hpp"
-#include "json_input.hpp"
-#include "matrix_runner.hpp"
+#include "cli/commands.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/problem_options.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
-#include "problem_options.hpp"
-#include "results.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
 
 namespace nbody {
 
@@ -133,7 +133,7 @@ void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
 
 void add_check_results_command(CLI::App& app, int& exit_status) {
     auto path = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand("check-results", "Check a results file against harness/results.schema.json");
+    auto* cmd = app.add_subcommand("check-results", "Check a results file against harness/results/results.schema.json");
     cmd->add_option("results", *path, "results file")->required();
     cmd->callback([path, &exit_status] { exit_status = check_results_command(*path); });
 }

@@ -1,5 +1,5 @@
 #pragma once
-// A validator for the part of JSON Schema (draft 2020-12) that harness/results.schema.json
+// A validator for the part of JSON Schema (draft 2020-12) that harness/results/results.schema.json
 // uses: type, enum, const, properties, required, additionalProperties, items, minimum, minLength,
 // pattern, allOf, anyOf, if/then/else and local $ref ("#/$defs/..."). A schema keyword outside
 // that set is reported as an error, so the schema cannot silently rely on an unchecked keyword.

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "estimate.hpp"
+#include "matrix/estimate.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/variant.hpp"
 

@@ -12,17 +12,17 @@
 #include <memory>
 #include <optional>
 
-#include "commands.hpp"
-#include "distributed.hpp"
-#include "estimate.hpp"
-#include "matrix.hpp"
+#include "cli/commands.hpp"
+#include "cli/problem_options.hpp"
+#include "cli/progress.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
-#include "problem_options.hpp"
-#include "progress.hpp"
-#include "verification.hpp"
+#include "platform/distributed.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 

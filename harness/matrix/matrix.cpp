@@ -1,4 +1,4 @@
-#include "matrix.hpp"
+#include "matrix/matrix.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <functional>
 #include <set>
 
-#include "json_input.hpp"
+#include "cli/problem_options.hpp"
 #include "nbody/errors.hpp"
-#include "problem_options.hpp"
+#include "results/json_input.hpp"
 
 namespace nbody {
 

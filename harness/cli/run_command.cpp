@@ -11,15 +11,15 @@
 #include <optional>
 #include <vector>
 
-#include "commands.hpp"
-#include "distributed.hpp"
-#include "estimate.hpp"
-#include "measure.hpp"
+#include "cli/commands.hpp"
+#include "cli/problem_options.hpp"
+#include "cli/progress.hpp"
+#include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
-#include "problem_options.hpp"
-#include "progress.hpp"
+#include "platform/distributed.hpp"
+#include "platform/measure.hpp"
 
 namespace nbody {
 

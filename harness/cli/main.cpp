@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "commands.hpp"
-#include "distributed.hpp"
+#include "cli/commands.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
+#include "platform/distributed.hpp"
 
 int main(int argc, char** argv) {
     // Under mpirun every rank runs this same command line (docs/scaling.md).

@@ -1,4 +1,4 @@
-#include "problem_options.hpp"
+#include "cli/problem_options.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include <functional>
 #include <limits>
 
-#include "distributed.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
+#include "platform/distributed.hpp"
 
 namespace nbody {
 

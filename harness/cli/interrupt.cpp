@@ -1,4 +1,4 @@
-#include "interrupt.hpp"
+#include "cli/interrupt.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "matrix_runner.hpp"
+#include "matrix/matrix_runner.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -18,17 +18,17 @@
 #include <set>
 #include <tuple>
 
-#include "host_info.hpp"
-#include "interrupt.hpp"
-#include "json_input.hpp"
-#include "measure.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/problem_options.hpp"
+#include "cli/progress.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
-#include "problem_options.hpp"
-#include "progress.hpp"
-#include "results.hpp"
-#include "verification.hpp"
+#include "platform/host_info.hpp"
+#include "platform/measure.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 

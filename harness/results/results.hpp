@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "host_info.hpp"
-#include "matrix.hpp"
+#include "matrix/matrix.hpp"
 #include "nbody/registry.hpp"
+#include "platform/host_info.hpp"
 
 namespace nbody {
 
@@ -34,7 +34,7 @@ nlohmann::ordered_json limit_inputs_json(const GpuLimitInputs& inputs);
 // The workload an entry records; 2d/fp32/euler where it records none (version 1).
 Workload entry_workload(const nlohmann::json& entry);
 
-// harness/results.schema.json, compiled in.
+// harness/results/results.schema.json, compiled in.
 const nlohmann::json& results_schema();
 
 // Violations of the schema, then of what the schema cannot say (interactions/s = N^2 / time per step,

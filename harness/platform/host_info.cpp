@@ -1,4 +1,4 @@
-#include "host_info.hpp"
+#include "platform/host_info.hpp"
 
 #include <pthread.h>
 #include <sched.h>

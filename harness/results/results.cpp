@@ -1,4 +1,4 @@
-#include "results.hpp"
+#include "results/results.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -11,10 +11,10 @@
 #include <optional>
 #include <set>
 
-#include "build_info.hpp"
-#include "host_info.hpp"
-#include "json_input.hpp"
-#include "json_schema.hpp"
+#include "platform/build_info.hpp"
+#include "platform/host_info.hpp"
+#include "results/json_input.hpp"
+#include "results/json_schema.hpp"
 
 namespace nbody {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "distributed.hpp"
-#include "estimate.hpp"
-#include "matrix.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix.hpp"
 #include "nbody/registry.hpp"
+#include "platform/distributed.hpp"
 
 namespace nbody {
 

@@ -1,4 +1,4 @@
-#include "measure.hpp"
+#include "platform/measure.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "measure.hpp"
 #include "nbody/bodies.hpp"
 #include "nbody/variant.hpp"
+#include "platform/measure.hpp"
 
 namespace nbody {
 

@@ -1,6 +1,6 @@
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
-#include "distributed.hpp"
+#include "platform/distributed.hpp"
 
 #include <algorithm>
 #include <cmath>

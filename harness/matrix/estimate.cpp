@@ -1,4 +1,4 @@
-#include "estimate.hpp"
+#include "matrix/estimate.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "host_info.hpp"
-#include "measure.hpp"
 #include "nbody/generator.hpp"
+#include "platform/host_info.hpp"
+#include "platform/measure.hpp"
 
 namespace nbody {
 

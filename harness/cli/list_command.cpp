@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "nbody/registry.hpp"
 
 namespace nbody {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "nbody/registry.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 

@@ -1,4 +1,4 @@
-#include "json_schema.hpp"
+#include "results/json_schema.hpp"
 
 #include <cmath>
 #include <regex>

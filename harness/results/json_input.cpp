@@ -1,4 +1,4 @@
-#include "json_input.hpp"
+#include "results/json_input.hpp"
 
 #include <fmt/format.h>
 

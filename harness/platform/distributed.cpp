@@ -1,4 +1,4 @@
-#include "distributed.hpp"
+#include "platform/distributed.hpp"
 
 #include <unistd.h>
 
