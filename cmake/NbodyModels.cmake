@@ -174,6 +174,8 @@ endfunction()
 function(nbody_add_gtest name)
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE nbody_harness GTest::gtest_main)
+  # The helpers every test may use: tests/test_support.hpp, tests/mutant_variants.hpp.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_options(${name} PRIVATE -Wall -Wextra)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES LABELS ${name})
   # With NBODY_PORTABLE_BINARY a test binary can be carried to the GPU machine like nbody-bench.
