@@ -97,7 +97,7 @@ private:
 bool glob_match(const std::string& pattern, const std::string& text);
 
 // Every variant compiled into this build; each model contributes through its own
-// register_<model>_variants() (declared in model_registration.hpp).
+// register_<model>_variants(), listed in the generated suite_models() (model_registration.hpp).
 Registry& builtin_registry();
 
 }  // namespace nbody
