@@ -1,4 +1,4 @@
-# The pinned Kokkos release and how its source is made ready to build (cmake/NbodyKokkos.cmake):
+# The pinned Kokkos release and how its source is made ready to build (models/kokkos/find_kokkos.cmake):
 # from NBODY_KOKKOS_SOURCE (a tarball or an unpacked folder) or the official URL, checked against
 # the SHA-256, unpacked and patched. Apart so that tests/kokkos_source_errors.cmake can run the
 # checks in script mode. Needs NBODY_KOKKOS_SOURCE and NBODY_KOKKOS_BUILD_ROOT set.

@@ -1,68 +1,155 @@
-# Decides which programming models this build holds and records why each that is off is off.
+# The programming models of the suite: each is a folder models/<name>/ (docs/adding-a-model.md)
+# with two CMake files:
+#  - model.cmake decides whether the model can be built here and, when it cannot, why; it ends
+#    with one nbody_register_model() call. It runs in the top-level scope, in the order of
+#    nbody_add_models(), so that the languages and packages it finds serve the whole build and a
+#    later model sees an earlier one's decision (Kokkos' spaces follow OpenMP and CUDA);
+#  - CMakeLists.txt builds the model's library and its tests (models/<name>/tests/); it is added
+#    only where model.cmake said the model is in the build.
+# nbody_add_models() then generates the list the C++ registry reads (every model, in the build or
+# not and why, and the registration function of each that is in it) and builds nbody_variants,
+# the library of every variant of this build.
 
-# --- OpenMP ---------------------------------------------------------------
-set(NBODY_WITH_OPENMP OFF)
-if(NOT NBODY_ENABLE_OPENMP)
-  set(NBODY_MODEL_STATUS_OPENMP "off: NBODY_ENABLE_OPENMP=OFF")
-else()
-  find_package(OpenMP COMPONENTS CXX)
-  if(OpenMP_CXX_FOUND)
-    set(NBODY_WITH_OPENMP ON)
-    set(NBODY_MODEL_STATUS_OPENMP "on (OpenMP ${OpenMP_CXX_VERSION})")
+# Records one model: NAME as in variant ids ("omp" in omp.static), TITLE as the configure summary
+# prints it, IN_BUILD, and STATUS ("on (...)" or "off: <why>"). LIBRARY (default nbody_<NAME>) is
+# the library its CMakeLists.txt builds; REGISTER_FUNCTION (default register_<NAME>_variants) is
+# the function, in namespace nbody and taking a Registry&, that registers its variants.
+# PORTABLE_FUNCTION (optional) names a CMake function(target) that nbody_make_portable() calls for
+# every binary when the model is in the build: what the model's runtime needs beside a binary
+# carried to another machine (omp_target: the offload plugins).
+function(nbody_register_model)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TITLE;IN_BUILD;STATUS;LIBRARY;REGISTER_FUNCTION;PORTABLE_FUNCTION" "")
+  if(NOT arg_NAME OR NOT arg_NAME MATCHES "^[a-z][a-z0-9_]*$")
+    message(FATAL_ERROR "nbody_register_model: NAME '${arg_NAME}' is not a model name (lower case, digits, _)")
+  endif()
+  if(NOT DEFINED arg_STATUS OR arg_STATUS STREQUAL "")
+    message(FATAL_ERROR "nbody_register_model(${arg_NAME}): STATUS says whether it is on and why it is off")
+  endif()
+  if(NOT arg_TITLE)
+    set(arg_TITLE ${arg_NAME})
+  endif()
+  if(NOT arg_LIBRARY)
+    set(arg_LIBRARY nbody_${arg_NAME})
+  endif()
+  if(NOT arg_REGISTER_FUNCTION)
+    set(arg_REGISTER_FUNCTION register_${arg_NAME}_variants)
+  endif()
+  if(arg_IN_BUILD)
+    set(arg_IN_BUILD ON)
   else()
-    set(NBODY_MODEL_STATUS_OPENMP "off: the C++ compiler has no OpenMP support")
+    set(arg_IN_BUILD OFF)
   endif()
-endif()
+  get_property(models GLOBAL PROPERTY NBODY_MODELS)
+  if(arg_NAME IN_LIST models)
+    message(FATAL_ERROR "nbody_register_model: model ${arg_NAME} is registered twice")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY NBODY_MODELS ${arg_NAME})
+  foreach(key TITLE IN_BUILD STATUS LIBRARY REGISTER_FUNCTION PORTABLE_FUNCTION)
+    set_property(GLOBAL PROPERTY NBODY_MODEL_${arg_NAME}_${key} "${arg_${key}}")
+  endforeach()
+endfunction()
 
-# --- CUDA -----------------------------------------------------------------
-set(NBODY_WITH_CUDA OFF)
-if(NOT NBODY_ENABLE_CUDA)
-  set(NBODY_MODEL_STATUS_CUDA "off: NBODY_ENABLE_CUDA=OFF")
-else()
-  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
-    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
-  endif()
-  include(CheckLanguage)
-  check_language(CUDA)
-  if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 90)  # the suite's reference GPU (H100); override for others
+# A recorded fact of a model (KEY: an argument name of nbody_register_model()) into out_var.
+function(nbody_model_property model key out_var)
+  get_property(value GLOBAL PROPERTY NBODY_MODEL_${model}_${key})
+  set(${out_var} "${value}" PARENT_SCOPE)
+endfunction()
+
+# The whole list of the suite's models, in order: the one place that names them. A macro, so that
+# each model.cmake runs in the caller's (top-level) scope.
+macro(nbody_add_models)
+  foreach(nbody_model IN ITEMS ${ARGN})
+    set(nbody_model_file "${PROJECT_SOURCE_DIR}/models/${nbody_model}/model.cmake")
+    if(NOT EXISTS "${nbody_model_file}")
+      message(FATAL_ERROR "nbody_add_models: ${nbody_model} has no models/${nbody_model}/model.cmake")
     endif()
-    enable_language(CUDA)
-    # CMake 3.25 does not know nvcc's C++20 flag (nvcc has had it since 12.0): teach it.
-    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
-      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
-      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
-      list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+    include("${nbody_model_file}")
+    get_property(nbody_registered GLOBAL PROPERTY NBODY_MODELS)
+    if(NOT nbody_model IN_LIST nbody_registered)
+      message(FATAL_ERROR "models/${nbody_model}/model.cmake did not call nbody_register_model(NAME ${nbody_model} ...)")
     endif()
-    set(CMAKE_CUDA_STANDARD 20)
-    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-    find_package(CUDAToolkit REQUIRED)
-    set(NBODY_WITH_CUDA ON)
-    set(NBODY_MODEL_STATUS_CUDA "on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm_${CMAKE_CUDA_ARCHITECTURES}; variants need a GPU at run time)")
-  else()
-    set(NBODY_MODEL_STATUS_CUDA "off: no CUDA compiler (nvcc) found; set CMAKE_CUDA_COMPILER")
-  endif()
-endif()
+  endforeach()
+  foreach(nbody_model IN ITEMS ${ARGN})
+    nbody_model_property(${nbody_model} IN_BUILD nbody_in_build)
+    if(nbody_in_build)
+      add_subdirectory(models/${nbody_model})
+    endif()
+  endforeach()
+  nbody_add_variants_library()
+  nbody_print_model_summary()
+endmacro()
 
-# --- Kokkos ---------------------------------------------------------------
-set(NBODY_WITH_KOKKOS OFF)
-if(NOT NBODY_ENABLE_KOKKOS)
-  set(NBODY_MODEL_STATUS_KOKKOS "off: NBODY_ENABLE_KOKKOS=OFF")
-else()
-  include(NbodyKokkos)  # sets NBODY_WITH_KOKKOS and NBODY_MODEL_STATUS_KOKKOS
-endif()
+# nbody_variants: core/src/builtin_registry.cpp and the generated list of models
+# (generated/suite_models.cpp), linking every model library of this build.
+function(nbody_add_variants_library)
+  get_property(models GLOBAL PROPERTY NBODY_MODELS)
+  set(declarations "")
+  set(entries "")
+  set(libraries "")
+  foreach(model IN LISTS models)
+    nbody_model_property(${model} IN_BUILD in_build)
+    nbody_model_property(${model} STATUS status)
+    nbody_model_property(${model} LIBRARY library)
+    nbody_model_property(${model} REGISTER_FUNCTION function)
+    string(REPLACE "\\" "\\\\" status "${status}")
+    string(REPLACE "\"" "\\\"" status "${status}")
+    if(in_build)
+      if(NOT TARGET ${library})
+        message(FATAL_ERROR "models/${model}/CMakeLists.txt did not build ${library}, the library nbody_register_model() names")
+      endif()
+      string(APPEND declarations "void ${function}(Registry& registry);\n")
+      string(APPEND entries "        {\"${model}\", true, \"${status}\", &${function}},\n")
+      list(APPEND libraries ${library})
+    else()
+      string(APPEND entries "        {\"${model}\", false, \"${status}\", nullptr},\n")
+    endif()
+  endforeach()
+  set(generated "${PROJECT_BINARY_DIR}/generated/suite_models.cpp")
+  file(CONFIGURE OUTPUT "${generated}" CONTENT [[
+// Generated by cmake/NbodyModels.cmake from the models of nbody_add_models(): do not edit.
+#include "nbody/model_registration.hpp"
 
+namespace nbody {
+
+@declarations@
+const std::vector<SuiteModel>& suite_models() {
+    static const std::vector<SuiteModel> models = {
+@entries@    };
+    return models;
+}
+
+}  // namespace nbody
+]] @ONLY)
+  add_library(nbody_variants STATIC ${PROJECT_SOURCE_DIR}/core/src/builtin_registry.cpp "${generated}")
+  target_link_libraries(nbody_variants PUBLIC nbody_core ${libraries})
+  target_compile_options(nbody_variants PRIVATE -Wall -Wextra)
+endfunction()
+
+# "nbody programming models:" and one line per model: on, or off and why.
 function(nbody_print_model_summary)
+  get_property(models GLOBAL PROPERTY NBODY_MODELS)
+  set(width 0)
+  foreach(model IN LISTS models)
+    nbody_model_property(${model} TITLE title)
+    string(LENGTH "${title}" length)
+    if(length GREATER width)
+      set(width ${length})
+    endif()
+  endforeach()
   message(STATUS "nbody programming models:")
-  message(STATUS "  serial  on (always)")
-  message(STATUS "  OpenMP  ${NBODY_MODEL_STATUS_OPENMP}")
-  message(STATUS "  CUDA    ${NBODY_MODEL_STATUS_CUDA}")
-  message(STATUS "  Kokkos  ${NBODY_MODEL_STATUS_KOKKOS}")
+  foreach(model IN LISTS models)
+    nbody_model_property(${model} TITLE title)
+    nbody_model_property(${model} STATUS status)
+    string(LENGTH "${title}" length)
+    math(EXPR pad "${width} - ${length} + 2")
+    string(REPEAT " " ${pad} spaces)
+    message(STATUS "  ${title}${spaces}${status}")
+  endforeach()
 endfunction()
 
 # Makes a target's binary runnable on another machine: static C++ runtime, remaining shared
-# libraries beside the binary, found through an $ORIGIN rpath.
+# libraries beside the binary, found through an $ORIGIN rpath, and what each model of the build
+# adds (its PORTABLE_FUNCTION).
 function(nbody_make_portable target)
   if(NOT NBODY_PORTABLE_BINARY)
     return()
@@ -72,4 +159,25 @@ function(nbody_make_portable target)
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -DBINARY=$<TARGET_FILE:${target}> -P ${PROJECT_SOURCE_DIR}/cmake/BundleSharedLibs.cmake
     VERBATIM)
+  get_property(models GLOBAL PROPERTY NBODY_MODELS)
+  foreach(model IN LISTS models)
+    nbody_model_property(${model} IN_BUILD in_build)
+    nbody_model_property(${model} PORTABLE_FUNCTION function)
+    if(in_build AND function)
+      cmake_language(CALL ${function} ${target})
+    endif()
+  endforeach()
+endfunction()
+
+# Tests are GoogleTest executables, one per area; each links the whole harness library (every
+# variant). A model's own tests are built in models/<name>/tests/ with the same function.
+function(nbody_add_gtest name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE nbody_harness GTest::gtest_main)
+  # The helpers every test may use: tests/test_support.hpp, tests/mutant_variants.hpp.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_options(${name} PRIVATE -Wall -Wextra)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES LABELS ${name})
+  # With NBODY_PORTABLE_BINARY a test binary can be carried to the GPU machine like nbody-bench.
+  nbody_make_portable(${name})
 endfunction()

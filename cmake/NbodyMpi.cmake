@@ -1,5 +1,6 @@
 # Decides whether this build can run one simulation over several ranks (docs/scaling.md) and says
-# why not when it cannot. Included after NbodyModels (NCCL needs the CUDA decision).
+# why not when it cannot. MPI is decided here, before the models; NCCL by nbody_find_nccl(), which
+# the CUDA model calls once it is decided.
 #  - MPI (Debian's libopenmpi-dev): host collectives, launching with mpirun. Only MPI's C interface
 #    is linked (libmpi.so.40): Open MPI 5 no longer ships the C++ bindings.
 #  - NCCL (libnccl.so.2 from the CUDA installation): device collectives, bootstrapped through MPI,
@@ -32,25 +33,33 @@ else()
   endif()
 endif()
 
-if(NOT NBODY_ENABLE_NCCL)
-  set(NBODY_NCCL_STATUS "off: NBODY_ENABLE_NCCL=OFF")
-elseif(NOT NBODY_WITH_MPI)
-  set(NBODY_NCCL_STATUS "off: needs MPI to bootstrap (MPI is ${NBODY_MPI_STATUS})")
-elseif(NOT NBODY_WITH_CUDA)
-  set(NBODY_NCCL_STATUS "off: needs CUDA (CUDA is ${NBODY_MODEL_STATUS_CUDA})")
-else()
-  find_path(NBODY_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
-  find_library(NBODY_NCCL_LIBRARY NAMES nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
-  if(NBODY_NCCL_INCLUDE_DIR AND NBODY_NCCL_LIBRARY)
-    file(STRINGS "${NBODY_NCCL_INCLUDE_DIR}/nccl.h" nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
-    string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3" nccl_version "${nccl_version_lines}")
-    set(NBODY_WITH_NCCL ON)
-    set(NBODY_NCCL_STATUS "on (NCCL ${nccl_version}, ${NBODY_NCCL_LIBRARY}, linked dynamically)")
+# NCCL, the device collectives of a GPU model over MPI: called by models/cuda/model.cmake once the
+# CUDA decision is made (a macro: it sets NBODY_WITH_NCCL, NBODY_NCCL_STATUS and NCCL's paths in
+# the top-level scope).
+set(NBODY_NCCL_STATUS "off: needs CUDA (no CUDA model decided)")
+macro(nbody_find_nccl)
+  if(NOT NBODY_ENABLE_NCCL)
+    set(NBODY_NCCL_STATUS "off: NBODY_ENABLE_NCCL=OFF")
+  elseif(NOT NBODY_WITH_MPI)
+    set(NBODY_NCCL_STATUS "off: needs MPI to bootstrap (MPI is ${NBODY_MPI_STATUS})")
+  elseif(NOT NBODY_WITH_CUDA)
+    set(NBODY_NCCL_STATUS "off: needs CUDA (CUDA is ${NBODY_MODEL_STATUS_CUDA})")
   else()
-    set(NBODY_NCCL_STATUS "off: no nccl.h or libnccl.so beside CUDA ${CUDAToolkit_VERSION}; set NBODY_NCCL_INCLUDE_DIR and NBODY_NCCL_LIBRARY")
+    find_path(NBODY_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
+    find_library(NBODY_NCCL_LIBRARY NAMES nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
+    if(NBODY_NCCL_INCLUDE_DIR AND NBODY_NCCL_LIBRARY)
+      file(STRINGS "${NBODY_NCCL_INCLUDE_DIR}/nccl.h" nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+      string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3" nccl_version "${nccl_version_lines}")
+      set(NBODY_WITH_NCCL ON)
+      set(NBODY_NCCL_STATUS "on (NCCL ${nccl_version}, ${NBODY_NCCL_LIBRARY}, linked dynamically)")
+    else()
+      set(NBODY_NCCL_STATUS "off: no nccl.h or libnccl.so beside CUDA ${CUDAToolkit_VERSION}; set NBODY_NCCL_INCLUDE_DIR and NBODY_NCCL_LIBRARY")
+    endif()
   endif()
-endif()
+endmacro()
 
-message(STATUS "nbody distributed mode:")
-message(STATUS "  MPI     ${NBODY_MPI_STATUS}")
-message(STATUS "  NCCL    ${NBODY_NCCL_STATUS}")
+function(nbody_print_distributed_summary)
+  message(STATUS "nbody distributed mode:")
+  message(STATUS "  MPI     ${NBODY_MPI_STATUS}")
+  message(STATUS "  NCCL    ${NBODY_NCCL_STATUS}")
+endfunction()

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "estimate.hpp"
-#include "json_input.hpp"
-#include "matrix.hpp"
-#include "matrix_runner.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
+#include "results/json_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     constexpr const char* kName = "fuzz.json";

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "json_input.hpp"
 #include "nbody/errors.hpp"
-#include "results.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     constexpr const char* kName = "fuzz.json";

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refit kokkos.simd's cubic estimate of 1/sqrt(x) (kokkos_impl/portable_inv_sqrt.hpp, CubicEstimate).
+"""Refit kokkos.simd's cubic estimate of 1/sqrt(x) (models/kokkos/portable_inv_sqrt.hpp, CubicEstimate).
 
 y = y0 * q(s), y0 = bit_cast(magic - (bits(x) >> 1)), s = c - x y0^2, q(s) = s^3 + k1 s + k0.
 First the monic cubic s^3 + k2 s^2 + k1 s + k0 at a centre mid-range: the magic constant, which scales
@@ -8,7 +8,7 @@ smallest (every positive normal x behaves as one of [1, 4)). Shifting s by k2/3 
 (the same polynomial, one operation fewer to evaluate); the centre c is then searched near that shift,
 in the precision's rounding, with k1, k0 refitted at each. Each fit is a linear programme. Needs numpy
 and scipy (Debian: python3-numpy, python3-scipy). Prints the constants and the error in exact
-arithmetic; tests/test_kokkos.cpp measures them with the precision's roundings.
+arithmetic; models/kokkos/tests/test_kokkos.cpp measures them with the precision's roundings.
 """
 import numpy as np
 from scipy.optimize import linprog

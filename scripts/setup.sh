@@ -12,7 +12,7 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           clang-16 libclang-rt-16-dev libomp-16-dev
           # the distributed mode (docs/scaling.md): MPI's library and mpirun
           libopenmpi-dev openmpi-bin)
-# omp_target_impl/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
+# models/omp_target/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
 # packager and linker wrapper (the Clang build's omp_target variants)
 packages+=(gcc-12-offload-nvptx clang-tools-16)
 missing=()

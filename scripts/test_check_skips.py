@@ -13,13 +13,13 @@ JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
  <testcase name="CudaMap.EveryStrategyCountsTheSameCells" classname="CudaMap.EveryStrategyCountsTheSameCells" time="0.1" status="notrun">
   <skipped message="Regular Expression match"/>
   <system-out>Running main()
-/src/tests/test_cuda.cpp:300: Skipped
+/src/models/cuda/tests/test_cuda.cpp:300: Skipped
 no CUDA device
 [  SKIPPED ] CudaMap.EveryStrategyCountsTheSameCells (0 ms)</system-out>
  </testcase>
  <testcase name="%s" classname="%s" time="0.1" status="notrun">
   <skipped message="Regular Expression match"/>
-  <system-out>/src/tests/test_kokkos.cpp:144: Skipped
+  <system-out>/src/models/kokkos/tests/test_kokkos.cpp:144: Skipped
 Kokkos could not start
 [  SKIPPED ] %s (0 ms)</system-out>
  </testcase>

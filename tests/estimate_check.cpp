@@ -1,5 +1,5 @@
 // estimate_check: for the best variant of each model that runs here, the run-time estimate `run`
-// makes (harness/estimate.hpp: the modelled rate, steps_seconds) beside the wall time of the same
+// makes (harness/matrix/estimate.hpp: the modelled rate, steps_seconds) beside the wall time of the same
 // steps measured here, and their ratio; the estimate should err long by a small factor (0.5-4x).
 // Prints only: timings never decide a test. Usage: estimate_check [STEPS] (default 10).
 #include <fmt/format.h>
@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "estimate.hpp"
-#include "measure.hpp"
+#include "matrix/estimate.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
+#include "platform/measure.hpp"
 
 namespace {
 

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "distributed.hpp"
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
+#include "platform/distributed.hpp"
 
 namespace {
 

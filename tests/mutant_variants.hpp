@@ -1,6 +1,6 @@
 #pragma once
 // Test-only variants that plant a known bug (compiled into tests only: nbody-bench never lists
-// them). Each is the serial algorithm of cpu_ref with one mutation, so that a test can require the
+// them). Each is the serial algorithm of the serial model with one mutation, so that a test can require the
 // verifier to catch that bug at its default thresholds:
 // - in_place_race: each body is pulled and integrated in turn, in place, so later bodies read
 //   positions already advanced this step (Euler moves positions after the force);

@@ -22,11 +22,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "estimate.hpp"
+#include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
-#include "results.hpp"
+#include "results/results.hpp"
 #include "test_support.hpp"
 
 namespace nbody {

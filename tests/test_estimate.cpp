@@ -1,11 +1,11 @@
-// The run-time estimate's rate (harness/estimate.hpp): a variant's declared expected efficiency,
+// The run-time estimate's rate (harness/matrix/estimate.hpp): a variant's declared expected efficiency,
 // scaled down below the size that fills a GPU, and the model's default where none is declared;
 // checked against a recorded H100 measurement (numbers from results/, never a timing taken here).
 #include <gtest/gtest.h>
 
-#include "estimate.hpp"
-#include "host_info.hpp"
+#include "matrix/estimate.hpp"
 #include "nbody/registry.hpp"
+#include "platform/host_info.hpp"
 
 namespace nbody {
 namespace {

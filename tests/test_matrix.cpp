@@ -15,12 +15,12 @@
 #include <sstream>
 #include <thread>
 
-#include "host_info.hpp"
-#include "matrix.hpp"
-#include "matrix_runner.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/model_registration.hpp"
-#include "results.hpp"
+#include "platform/host_info.hpp"
+#include "results/results.hpp"
 
 namespace nbody {
 namespace {
@@ -109,7 +109,7 @@ Factory throwing(const std::string& message) {
 // serial.reference plus variants registered only by this test binary.
 Registry test_registry(bool sleepy_sleeps = true) {
     Registry r;
-    register_cpu_ref_variants(r);
+    register_serial_variants(r);
     r.add(test_variant("test.throws_on_create", throwing("deliberate failure on create")));
     r.add(wrapped_variant<Drifting>(r, "test.drifting"));
     r.add(wrapped_variant<FailsWhenTimed>(r, "test.fails_when_timed"));
@@ -394,7 +394,7 @@ TEST_F(MatrixRun, RetryFailedRunsRecordedErrorsAgain) {
     const char* matrix = R"({"name": "retry", "steps": 1, "repetitions": 1,
         "groups": [{"variants": ["serial.reference", "test.sleepy"], "n": [30], "d": [4]}]})";
     Registry failing;
-    register_cpu_ref_variants(failing);
+    register_serial_variants(failing);
     failing.add(test_variant("test.sleepy", throwing("out of device memory (pretend)")));
     EXPECT_EQ(run_matrix(failing, spec_from(matrix), o).failed, 1u);
     auto resume = o;

@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "distributed.hpp"
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
-#include "results.hpp"
+#include "platform/distributed.hpp"
+#include "results/results.hpp"
 #include "test_support.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace {
 

@@ -12,12 +12,12 @@
 
 #include <fmt/format.h>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "mutant_variants.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "test_support.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

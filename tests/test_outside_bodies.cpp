@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -19,26 +20,33 @@
 #include <fmt/format.h>
 
 #include "nbody/generator.hpp"
+#include "nbody/model_registration.hpp"
 #include "nbody/registry.hpp"
 #include "test_support.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
 
 // The variants of each model, by id pattern (a GPU model's ids: CUDA and Kokkos' CUDA space).
 struct Model {
-    const char* name;
-    const char* patterns;
+    std::string name;
+    std::string patterns;
 };
 void PrintTo(const Model& model, std::ostream* os) { *os << model.name; }
-const Model kModels[] = {
-    {"serial", "serial.*"},
-    {"omp", "omp.*"},
-    {"kokkos_host", "kokkos.*@serial,kokkos.*@openmp"},
-    {"cuda", "cuda.*,kokkos.*@cuda"},
-    {"omp_target", "omp_target.*"},
-};
+// Kokkos' host spaces apart and its CUDA space with CUDA's variants; then every other model of
+// the suite (suite_models(), in the build or not) as "<model>.*".
+std::vector<Model> every_model() {
+    std::vector<Model> models = {{"kokkos_host", "kokkos.*@serial,kokkos.*@openmp"}, {"cuda", "cuda.*,kokkos.*@cuda"}};
+    for (const SuiteModel& suite_model : suite_models()) {
+        const std::string ids = std::string(suite_model.name) + ".";
+        const bool grouped = std::any_of(models.begin(), models.end(), [&](const Model& model) {
+            return ("," + model.patterns).find("," + ids) != std::string::npos;
+        });
+        if (!grouped) models.push_back({suite_model.name, ids + "*"});
+    }
+    return models;
+}
 
 std::vector<const VariantDescriptor*> available(const Model& model, const Workload& workload) {
     std::vector<const VariantDescriptor*> out;
@@ -185,8 +193,8 @@ TEST_P(OutsideBodies, BodiesWhoseDistanceSquaredOverflowsPullNothing) {
     if (checked == 0) GTEST_SKIP() << why_none(model);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryModel, OutsideBodies, ::testing::ValuesIn(kModels),
-                         [](const ::testing::TestParamInfo<Model>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(EveryModel, OutsideBodies, ::testing::ValuesIn(every_model()),
+                         [](const ::testing::TestParamInfo<Model>& info) { return info.param.name; });
 
 // `nbody-bench verify --input` on a file with such bodies: every variant passes (exit 0).
 TEST(VerifyInput, BodiesOutsideTheSquarePass) {

@@ -13,17 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "estimate.hpp"
-#include "json_input.hpp"
-#include "matrix.hpp"
-#include "matrix_runner.hpp"
-#include "measure.hpp"
+#include "cli/progress.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
-#include "progress.hpp"
-#include "results.hpp"
+#include "platform/measure.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
 #include "test_support.hpp"
 
 namespace nbody {

@@ -1,11 +1,11 @@
 // The results checker: the JSON Schema subset validator and the consistency checks beyond it.
 #include <gtest/gtest.h>
 
-#include "host_info.hpp"
-#include "json_schema.hpp"
-#include "matrix_runner.hpp"
+#include "matrix/matrix_runner.hpp"
 #include "nbody/model_registration.hpp"
-#include "results.hpp"
+#include "platform/host_info.hpp"
+#include "results/json_schema.hpp"
+#include "results/results.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -50,7 +50,7 @@ class ResultsChecker : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         Registry registry;
-        register_cpu_ref_variants(registry);
+        register_serial_variants(registry);
         const auto path = std::filesystem::temp_directory_path() / ("nbody_test_results_" + std::to_string(::getpid()) + ".json");
         MatrixRunOptions o;
         o.out_path = path.string();

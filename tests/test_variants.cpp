@@ -12,7 +12,7 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

@@ -7,13 +7,13 @@
 #include <limits>
 #include <type_traits>
 
-#include "commands.hpp"
-#include "host_info.hpp"
+#include "cli/commands.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
-#include "verification.hpp"
+#include "platform/host_info.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
@@ -27,7 +27,7 @@ struct SerialRun {
 template <class Real>
 SerialRun<Real> run_serial(const BodiesT<Real>& initial, int d, int steps, Integrator integrator = Integrator::euler) {
     Registry registry;
-    register_cpu_ref_variants(registry);
+    register_serial_variants(registry);
     const auto* v = registry.find("serial.reference");
     const Workload workload{initial.dim, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64, integrator};
     auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload}, {});
@@ -44,7 +44,7 @@ const Thresholds kFp64 = default_thresholds(Precision::fp64);
 TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
     const Bodies initial = generate_bodies(300, 7);
     Registry registry;
-    register_cpu_ref_variants(registry);
+    register_serial_variants(registry);
     auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}, .workload = {}}, {});
     const ReferenceSolution reference(initial, {}, Integrator::euler, {10, 1, 3}, VerificationSettings{});
     ASSERT_EQ(reference.kind(), CheckKind::full);
@@ -305,7 +305,7 @@ TEST(Verification, Float64IsCheckedTightlyAndCatchesFloat32Rounding) {
         const ReferenceSolution reference(initial, {}, Integrator::leapfrog, {1, 10}, VerificationSettings{});
         EXPECT_EQ(reference.precision(), Precision::fp64);
         Registry registry;
-        register_cpu_ref_variants(registry);
+        register_serial_variants(registry);
         auto sim = registry.find("serial.reference")
                        ->create(Problem{.n = 400, .d = 10, .constants = {},
                                         .workload = {dim, Precision::fp64, Integrator::leapfrog}},

@@ -1,0 +1,142 @@
+#pragma once
+// The common variant interface (SPEC §4). A variant is a factory of Simulations plus metadata;
+// each programming model only implements Simulation and registers descriptors.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "nbody/bodies.hpp"
+#include "nbody/communicator.hpp"
+#include "nbody/physics.hpp"
+
+namespace nbody {
+
+// One simulation over several ranks (docs/scaling.md). The default is one process holding every
+// body, which every variant runs; only variants whose descriptor says `distributed` accept more.
+struct Distribution {
+    Communicator* host = nullptr;          // the ranks; nullptr: a single process
+    DeviceCommunicator* device = nullptr;  // GPU variants' device collectives (NCCL); nullptr: none
+    int ranks() const { return host ? host->size() : 1; }
+    int rank() const { return host ? host->rank() : 0; }
+    bool spans_ranks() const { return ranks() > 1; }
+};
+
+struct Problem {
+    std::size_t n = 0;
+    int d = 0;
+    PhysicsConstants constants;
+    Workload workload;  // dimension, precision, integrator (SPEC §2)
+    Distribution distribution;
+};
+
+// The blocks of `problem`'s bodies over its ranks, and the one this rank owns (all N without ranks).
+BlockDecomposition decomposition_of(const Problem& problem);
+BodyBlock owned_block(const Problem& problem);
+
+// One simulation of one problem by one variant, holding its state wherever the model keeps it.
+// The state crosses the interface in the problem's precision and dimension: a model implements
+// the overloads of the precisions it supports (SimulationOf below does the dispatch).
+//
+// Over several ranks (problem.distribution.spans_ranks(), docs/scaling.md) every rank uploads the
+// same whole initial state; each step a rank integrates only its owned_block(), the positions of
+// all N bodies are gathered right after the drift, and every rank computes the activity map of all
+// N. download() then hands back every position and mass and the owned block's velocities; the
+// other blocks' velocities are unspecified (the harness gathers them over the host communicator).
+class Simulation {
+public:
+    virtual ~Simulation() = default;
+    // Takes the initial host state (the upload, timed apart from the steps).
+    void upload(const HostState& initial) {
+        std::visit([this](const auto& bodies) { upload(bodies); }, initial);
+    }
+    // Advances `steps` steps; the activity map is produced after every step.
+    // May return before device work finishes: call synchronize() before reading a clock.
+    virtual void advance(int steps) = 0;
+    virtual void synchronize() {}
+    // Hands back positions, velocities (masses unchanged) and the activity map (D*D floats) of
+    // the current positions (after upload and before any step: of the initial positions), in the
+    // precision `state` holds on entry (the problem's).
+    void download(HostState& state, std::vector<float>& activity_map) {
+        std::visit([&](auto& bodies) { download(bodies, activity_map); }, state);
+    }
+
+    virtual void upload(const BodiesT<float>& initial) { wrong_precision("float32", initial.size()); }
+    virtual void upload(const BodiesT<double>& initial) { wrong_precision("float64", initial.size()); }
+    virtual void download(BodiesT<float>& state, std::vector<float>&) { wrong_precision("float32", state.size()); }
+    virtual void download(BodiesT<double>& state, std::vector<float>&) { wrong_precision("float64", state.size()); }
+
+private:
+    [[noreturn]] static void wrong_precision(const char* precision, std::size_t) {
+        throw std::logic_error(std::string("this simulation was not created for a ") + precision + " state");
+    }
+};
+
+// A Simulation of one precision: implements the typed overloads of that precision only.
+template <class Real>
+class SimulationOf : public Simulation {
+public:
+    using Simulation::download;
+    using Simulation::upload;
+    void upload(const BodiesT<Real>& initial) override = 0;
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override = 0;
+};
+
+// A tuning parameter: either a list of allowed values or an inclusive integer range.
+struct TuningParameter {
+    std::string name;
+    std::string description;
+    std::string default_value;
+    std::vector<std::string> allowed_values;  // empty: integer in [min_value, max_value]
+    long min_value = 0;
+    long max_value = 0;
+};
+
+using TuningValues = std::map<std::string, std::string>;
+
+struct Availability {
+    bool available = true;
+    std::string reason;  // why not, when unavailable
+};
+
+struct VariantDescriptor {
+    std::string id;               // "<backend>.<variant>[@<space>]"
+    std::string backend;          // serial, omp, cuda, kokkos
+    std::string execution_space;  // host, openmp, cuda, serial ...; "device" kinds need a GPU
+    std::string description;
+    std::vector<TuningParameter> tunings;
+    std::size_t max_n = 0;        // 0: no cap; otherwise the largest N it accepts (memory)
+    bool runs_on_gpu = false;     // selects the GPU or CPU efficiency limit
+    bool distributed = false;     // runs one simulation over several ranks (Problem::distribution)
+    WorkloadSupport workloads;    // default: 2d/fp32/euler only
+    std::function<Availability()> availability;
+    std::function<std::unique_ptr<Simulation>(const Problem&, const TuningValues&)> create;
+    // The fraction of its device's efficiency limit (SPEC §3) this variant is known to reach at large
+    // N, conservatively (about 0.6 of the lowest its committed results show at N >= 65536): the rate
+    // of the run-time estimate (harness/matrix/estimate.hpp). 0: its model's default.
+    double expected_efficiency = 0;
+};
+
+// The workload as a fresh state of this precision and dimension: an empty BodiesT<Real>(n, dim).
+HostState empty_state(const Workload& workload, std::size_t n);
+
+// UsageError when `variant` does not run `workload` ("... supports dim 2, fp32, euler").
+void require_workload(const VariantDescriptor& variant, const Workload& workload);
+
+// Parses an integer tuning value that resolve_tuning() already validated.
+long tuning_int(const TuningValues& values, const std::string& name);
+
+// The persistent kernels' automatic group size (cuda.persistent's warps per block, kokkos.persistent's
+// threads per team): the fewest per slot, a power of two up to `most` (at least 1), so that `slots`
+// slots of that many hold n bodies, one each.
+inline int fewest_per_slot_covering(long n, int slots, int most) {
+    int size = 1;
+    while (2 * size <= most && static_cast<long>(size) * slots < n) size *= 2;
+    return size;
+}
+
+}  // namespace nbody

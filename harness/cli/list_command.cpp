@@ -1,0 +1,46 @@
+// `nbody-bench list`: every variant of this build, whether it can run here and why not, whether it
+// runs over several ranks, the workloads it runs (SPEC §2), its tunings.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "nbody/registry.hpp"
+
+namespace nbody {
+
+namespace {
+std::string describe_tuning(const TuningParameter& t) {
+    std::string allowed;
+    if (t.allowed_values.empty()) {
+        allowed = fmt::format("{}..{}", t.min_value, t.max_value);
+    } else {
+        for (const auto& v : t.allowed_values) allowed += (allowed.empty() ? "" : "|") + v;
+    }
+    return fmt::format("{}={} [{}]", t.name, t.default_value, allowed);
+}
+}  // namespace
+
+void add_list_command(CLI::App& app, int& exit_status) {
+    auto* cmd = app.add_subcommand("list", "List the variants of this build, their availability, workloads and tunings");
+    auto pattern = std::make_shared<std::string>("*");
+    cmd->add_option("--variants", *pattern, "comma-separated glob patterns of variant ids")->capture_default_str();
+    cmd->callback([pattern, &exit_status] {
+        const auto variants = builtin_registry().match(*pattern);
+        // ranks: "several" when the variant runs one simulation over the ranks of mpirun (docs/scaling.md).
+        fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", "variant", "available", "ranks", "workloads", "description",
+                   "tunings (default [allowed])");
+        for (const auto* v : variants) {
+            const Availability a = v->availability();
+            std::string tunings;
+            for (const auto& t : v->tunings) tunings += (tunings.empty() ? "" : "  ") + describe_tuning(t);
+            fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no",
+                       v->distributed ? "several" : "one", v->workloads.describe(),
+                       v->description, tunings.empty() ? "-" : tunings);
+            if (!a.available) fmt::print("{:<34} {:<10} reason: {}\n", "", "", a.reason);
+        }
+        exit_status = 0;
+    });
+}
+
+}  // namespace nbody

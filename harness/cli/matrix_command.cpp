@@ -1,0 +1,141 @@
+// `nbody-bench matrix MATRIX.json --out RESULTS.json [--resume]` and
+// `nbody-bench check-results RESULTS.json`.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/problem_options.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix_runner.hpp"
+#include "nbody/errors.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
+
+namespace nbody {
+
+namespace {
+
+struct MatrixOptions {
+    std::string matrix_path;
+    MatrixRunOptions run;
+    std::string progress = "auto";
+    bool dry_run = false;
+    bool include_unavailable = false;
+    std::vector<std::string> groups;
+    CostOptions cost;
+    DistributionOptions distribution;
+};
+
+// What a run would do: the configurations in order, what is skipped, and the estimated time of each
+// and of all (modelled: a dry run measures nothing), without running anything.
+int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimits& limits) {
+    const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), include_unavailable);
+    require_configurations(spec, plan);
+    const auto costs = estimate_configurations(builtin_registry(), spec, plan.configurations, limits, false);
+    for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
+    double total = 0;
+    std::size_t over = 0;
+    for (std::size_t k = 0; k < plan.configurations.size(); ++k) {
+        const Configuration& c = plan.configurations[k];
+        total += costs[k].cost.seconds;
+        over += costs[k].over_limit;
+        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {} ({:.6g} s){}\n", k + 1, plan.configurations.size(),
+                   c.name, c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds), costs[k].cost.seconds,
+                   costs[k].over_limit ? " -- ABOVE THE LIMITS: " + costs[k].why : "");
+    }
+    fmt::print("matrix {}: {} configurations, estimated total {} ({:.6g} s; modelled: each model at a conservative fraction "
+               "of its device's limit, see docs/reliability.md)\n",
+               spec.name, plan.configurations.size(), duration_text(total), total);
+    if (over > 0)
+        fmt::print("{} configuration{} above the limits: a run measures {} rate here first, then refuses {} without "
+                   "--allow-long\n",
+                   over, over == 1 ? " is" : "s are", over == 1 ? "its variant's" : "their variants'", over == 1 ? "it" : "them");
+    return 0;
+}
+
+int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
+    MatrixSpec spec = load_matrix(o.matrix_path);
+    if (!o.groups.empty()) select_groups(spec, o.groups);
+    if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
+    o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
+    o.run.limits = o.cost.limits();
+    o.run.stop_on_signals = true;
+    ProblemDistributions distributions(ranks, builtin_registry(), o.distribution.device_collectives);
+    o.run.distributions = &distributions;
+    const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
+    fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
+               s.already_done, s.finished, s.failed, o.run.out_path);
+    if (s.interrupted_by != 0) {
+        std::string names;
+        for (std::size_t i = 0; i < s.not_run.size() && i < 10; ++i) names += (i ? ", " : "") + s.not_run[i];
+        if (s.not_run.size() > 10) names += fmt::format(" and {} more", s.not_run.size() - 10);
+        std::fflush(stdout);
+        fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
+                           "continue with: nbody-bench matrix {} --out {} --resume\n",
+                   signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
+                   o.run.out_path, o.matrix_path, o.run.out_path);
+        return 128 + s.interrupted_by;
+    }
+    // Rank 0 verified and recorded: every rank exits with its verdict.
+    std::int32_t failed[] = {ranks.writes_output() ? static_cast<std::int32_t>(s.failed) : 0};
+    ranks.communicator().allreduce_sum(std::span<std::int32_t>(failed));
+    return failed[0] == 0 ? 0 : 1;
+}
+
+// A file that breaks the schema or its consistency rules is malformed input: exit 2, every problem
+// on stdout with its JSON pointer, one line on stderr.
+int check_results_command(const std::string& path) {
+    const nlohmann::json doc = read_json_file(path);
+    const auto problems = check_results(doc);
+    for (const auto& p : problems) fmt::print("{}: {}\n", path, p);
+    if (!problems.empty())
+        throw InputError(fmt::format("{}: not a valid results file ({} problem{} listed above, first: {})", path,
+                                     problems.size(), problems.size() == 1 ? "" : "s", problems.front()));
+    std::size_t errors = 0;
+    for (const auto& b : doc["benchmarks"]) errors += b.contains("error") && b["run_type"] == "iteration";
+    fmt::print("{}: valid results file ({} entries, {} of them failed or unverified)\n", path, doc["benchmarks"].size(), errors);
+    return 0;
+}
+
+}  // namespace
+
+void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
+    auto o = std::make_shared<MatrixOptions>();
+    auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
+    cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
+    auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)");
+    cmd->add_option("--groups", o->groups, "run only these groups of the matrix (their names, comma-separated)")
+        ->delimiter(',');
+    cmd->add_flag("--dry-run", o->dry_run, "print the configurations the matrix expands to here, run nothing");
+    cmd->add_flag("--include-unavailable", o->include_unavailable,
+                  "with --dry-run: expand variants that cannot run here too (check a GPU matrix without a GPU)");
+    cmd->add_flag("--resume", o->run.resume, "continue the results file: skip configurations it already holds");
+    cmd->add_flag("--retry-failed", o->run.retry_failed, "with --resume: run again the configurations recorded with an error");
+    cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
+    o->cost.add_to(*cmd);
+    o->distribution.add_to(*cmd);
+    cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "line", "log"}));
+    cmd->callback([o, out, &exit_status, &ranks] {
+        if (!o->dry_run && out->count() == 0) throw UsageError("matrix: --out RESULTS.json is required");
+        if (o->include_unavailable && !o->dry_run) throw UsageError("--include-unavailable needs --dry-run");
+        if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
+        if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
+        exit_status = run_matrix_command(*o, ranks);
+    });
+}
+
+void add_check_results_command(CLI::App& app, int& exit_status) {
+    auto path = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("check-results", "Check a results file against harness/results/results.schema.json");
+    cmd->add_option("results", *path, "results file")->required();
+    cmd->callback([path, &exit_status] { exit_status = check_results_command(*path); });
+}
+
+}  // namespace nbody

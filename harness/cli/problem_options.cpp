@@ -1,0 +1,178 @@
+#include "cli/problem_options.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+
+#include "nbody/errors.hpp"
+#include "nbody/io.hpp"
+#include "platform/distributed.hpp"
+
+namespace nbody {
+
+namespace {
+
+// A CLI11 check that runs the workload's own parser, so the command line accepts exactly what
+// parse_dim / parse_precision / parse_integrator accept and reports their message after the option name.
+CLI::Validator accepted_by(const std::function<void(const std::string&)>& parse, const std::string& allowed) {
+    return CLI::Validator(
+        [parse](std::string& text) {
+            try {
+                parse(text);
+            } catch (const UsageError& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        },
+        allowed);
+}
+
+// A finite number accepted by `accept`, with a message that says what it must be (CLI11's
+// PositiveNumber and NonNegativeNumber print their range's bound in full).
+CLI::Validator finite_number(bool (*accept)(double), const char* what, const char* name) {
+    return CLI::Validator(
+        [accept, what](std::string& text) {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !accept(value) || !std::isfinite(value))
+                return fmt::format("must be a {} finite number, got {}", what, quoted_excerpt(text));
+            return std::string();
+        },
+        name);
+}
+
+
+template <class Real>
+std::string unrepresentable_in(double value, const std::string& name, const char* precision) {
+    const Real x = static_cast<Real>(value);
+    const Real square = x * x;
+    if (square >= std::numeric_limits<Real>::min() && std::isfinite(square)) return "";
+    return fmt::format("{} {:g}: its square {} in {}: it must lie in [{:.2g}, {:.2g}]", name, value,
+                       std::isfinite(square) ? "underflows" : "overflows", precision,
+                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::min())) * (1 + 1e-6),
+                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::max())) * (1 - 1e-6));
+}
+
+}  // namespace
+
+const CLI::Validator& positive_finite() {
+    static const CLI::Validator check = finite_number([](double v) { return v > 0; }, "positive", "POSITIVE");
+    return check;
+}
+
+const CLI::Validator& non_negative_finite() {
+    static const CLI::Validator check = finite_number([](double v) { return v >= 0; }, "non-negative", "NONNEGATIVE");
+    return check;
+}
+
+std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix) {
+    for (const auto& [name, value] : {std::pair{"softening", constants.softening}, std::pair{"dt", constants.dt}}) {
+        const std::string why = precision == Precision::fp32
+                                    ? unrepresentable_in<float>(value, name_prefix + name, "fp32")
+                                    : unrepresentable_in<double>(value, name_prefix + name, "fp64");
+        if (!why.empty()) return why;
+    }
+    return "";
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+    const bool digits = !text.empty() && text.size() <= 20 &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    errno = 0;
+    const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
+        throw UsageError(fmt::format("must be an integer in [0, {}], got {}", std::numeric_limits<std::uint64_t>::max(),
+                                     quoted_excerpt(text)));
+    return value;
+}
+
+void ProblemOptions::require_usable_constants(Precision precision) const {
+    if (const std::string why = unrepresentable_constant(constants, precision, "--"); !why.empty()) throw UsageError(why);
+}
+
+void ProblemOptions::add_constants_to(CLI::App& app) {
+    app.add_option("--G", constants.G, "gravitational constant")->capture_default_str()->check(positive_finite());
+    app.add_option("--dt", constants.dt, "time step")->capture_default_str()->check(positive_finite());
+    // eps = 0 would make the j == i term 0 * inf = NaN (SPEC §1 includes it): eps must be positive.
+    app.add_option("--softening", constants.softening, "softening length eps > 0 (eps^2 is added to r^2)")
+        ->capture_default_str()
+        ->check(positive_finite());
+}
+
+void ProblemOptions::add_workload_to(CLI::App& app) {
+    app.add_option_function<std::string>("--dim", [this](const std::string& text) { workload.dim = parse_dim(text); },
+                                         "dimensions of the problem (default 2)")
+        ->check(accepted_by(parse_dim, "2|3"));
+    app.add_option_function<std::string>(
+           "--precision", [this](const std::string& text) { workload.precision = parse_precision(text); },
+           "storage and arithmetic of the step (default fp32)")
+        ->check(accepted_by(parse_precision, "fp32|fp64"));
+    app.add_option_function<std::string>(
+           "--integrator", [this](const std::string& text) { workload.integrator = parse_integrator(text); },
+           "time integration: euler (SPEC §1) or kick-drift-kick leapfrog (default euler)")
+        ->check(accepted_by(parse_integrator, "euler|leapfrog"));
+}
+
+void ProblemOptions::add_initial_state_to(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--seed", [this](const std::string& text) { seed = parse_seed(text); },
+           fmt::format("SplitMix64 seed of the generated initial state, 0 to 2^64-1 (default {})", kDefaultSeed))
+        ->check(accepted_by([](const std::string& text) { parse_seed(text); }, "SEED"));
+    app.add_option("--input", input_path,
+                   "CSV file of bodies x,y,vx,vy,m (--dim 3: x,y,z,vx,vy,vz,m; empty fields take defaults)");
+}
+
+void ProblemOptions::add_tuning_to(CLI::App& app) {
+    app.add_option("--tuning", tuning_assignments, "NAME=VALUE, repeatable (see `list`)");
+}
+
+void CostOptions::add_to(CLI::App& app) {
+    app.add_flag("--allow-long", allow_long,
+                 "run even when the estimate exceeds --time-limit or the memory of the machine or device");
+    app.add_option("--time-limit", time_limit_s, "longest estimated time of one run, in seconds, before refusing it")
+        ->capture_default_str()
+        ->check(positive_finite());
+}
+
+void DistributionOptions::add_to(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--device-collectives",
+           [this](const std::string& text) { device_collectives = parse_device_collectives(text); },
+           "under mpirun, how a GPU variant's ranks exchange positions: nccl (one rank per GPU, default) or "
+           "host-staged (through host memory and MPI; several ranks may share a GPU)")
+        ->check(accepted_by([](const std::string& text) { parse_device_collectives(text); }, "nccl|host-staged"));
+}
+
+void refuse_costly(const std::string& what, const std::string& why) {
+    throw UsageError(fmt::format("{}: {}: refused; pass --allow-long to run it anyway", what, why));
+}
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+
+TuningValues ProblemOptions::tuning_overrides() const {
+    TuningValues values;
+    for (const auto& assignment : tuning_assignments) {
+        const auto eq = assignment.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size())
+            throw UsageError("--tuning '" + assignment + "' is not NAME=VALUE");
+        const std::string name = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+        if (const auto given = values.find(name); given != values.end() && given->second != value)
+            throw UsageError(fmt::format("--tuning {}={} and --tuning {}={}: one value per name", name, given->second, name, value));
+        values[name] = value;
+    }
+    return values;
+}
+
+HostState ProblemOptions::initial_state(std::size_t n) const {
+    if (!input_path.empty())
+        return read_state_csv(input_path, workload, n ? std::optional<std::size_t>(n) : std::nullopt, seed);
+    return generate_state(workload, n, seed);
+}
+
+}  // namespace nbody

@@ -1,0 +1,73 @@
+#pragma once
+// Command-line options shared by the subcommands that build a problem.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "matrix/estimate.hpp"
+#include "nbody/generator.hpp"
+#include "nbody/variant.hpp"
+
+namespace nbody {
+
+struct ProblemOptions {
+    PhysicsConstants constants;
+    Workload workload;  // --dim, --precision, --integrator (SPEC §2); default 2d/fp32/euler
+    std::uint64_t seed = kDefaultSeed;
+    std::string input_path;  // empty: generate
+    std::vector<std::string> tuning_assignments;  // "name=value"
+
+    void add_constants_to(CLI::App& app);
+    void add_workload_to(CLI::App& app);
+    void add_initial_state_to(CLI::App& app);
+    void add_tuning_to(CLI::App& app);
+
+    // name=value pairs; UsageError on a malformed one or on one name given two values.
+    TuningValues tuning_overrides() const;
+    // UsageError when --softening or --dt cannot be used in `precision` (unrepresentable_constant).
+    void require_usable_constants(Precision precision) const;
+    // The initial state in the workload's dimension and precision: from the input file (which must
+    // hold `n` bodies when n != 0; InputError when a line's field count does not fit the dimension)
+    // or generated.
+    HostState initial_state(std::size_t n) const;
+};
+
+// Why the softening or the time step cannot be used in `precision`, "" when both can: the step adds
+// eps^2 to r^2 and multiplies by dt, so a value whose square underflows to 0 or overflows to infinity
+// there ends the run in a non-finite state; it is refused before the run, as 0 is. `name_prefix`
+// precedes the constant's name in the message ("--" or "constants.").
+std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix);
+
+// A seed as the command line gives it: decimal digits of a value below 2^64; UsageError (the message
+// follows the option's name) otherwise
+// ("-1", "18446744073709551616", "1e23" would otherwise wrap or round to another seed).
+std::uint64_t parse_seed(const std::string& text);
+
+// CLI11 checks: a number > 0 (>= 0) and finite, with a short message (CLI11's own print their
+// range's bound, the largest double, in full).
+const CLI::Validator& positive_finite();
+const CLI::Validator& non_negative_finite();
+
+// --allow-long and --time-limit (run, verify, matrix): what estimate.hpp's estimates are held to.
+struct CostOptions {
+    bool allow_long = false;
+    double time_limit_s = 3600;
+    void add_to(CLI::App& app);
+    CostLimits limits() const { return machine_limits(time_limit_s, allow_long); }
+};
+
+// --device-collectives (run, verify, matrix): how a distributed GPU variant's ranks move device data.
+struct DistributionOptions {
+    DeviceCollectives device_collectives = DeviceCollectives::nccl;
+    void add_to(CLI::App& app);
+};
+
+// The refusal of a run whose estimate exceeds the limits: a UsageError (exit 2) that says what,
+// why, and the flag that allows it.
+[[noreturn]] void refuse_costly(const std::string& what, const std::string& why);
+
+// Where progress goes: stderr, redrawn in place when it is a terminal.
+bool stderr_is_terminal();
+
+}  // namespace nbody

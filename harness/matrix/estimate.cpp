@@ -1,0 +1,213 @@
+#include "matrix/estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "nbody/generator.hpp"
+#include "platform/host_info.hpp"
+#include "platform/measure.hpp"
+
+namespace nbody {
+
+namespace {
+
+// GPU variants fill the device from about this many bodies on; below it their rate falls with N
+// (fewer blocks than the SMs hold, fixed costs), so a declared efficiency is scaled by N / this.
+constexpr double kGpuFullRateBodies = 65536;
+
+// The fraction of the device's efficiency limit a variant is assumed to reach at N bodies (0: large
+// N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's:
+// below the lowest that any of the model's variants reached at N >= 4096 in results/*.json
+// (docs/reliability.md has the table).
+double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
+    if (variant.expected_efficiency > 0) {
+        const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / kGpuFullRateBodies) : 1.0;
+        return variant.expected_efficiency * fill;
+    }
+    if (variant.backend == "serial") return 0.02;
+    if (variant.backend == "cuda") return 0.003;
+    return 0.01;  // omp, kokkos, anything else
+}
+
+// When the device's facts are unknown (a GPU variant without a GPU, a CPU clock not found): a limit
+// below that of any machine the suite was measured on, so the estimate errs long.
+constexpr double kUnknownGpuLimit = 1e12;      // interactions/s, fp32; fp64 a quarter of it
+constexpr double kUnknownCpuCoreLimit = 2e9;   // interactions/s per core, fp32; fp64 half of it
+
+// Per step besides the N^2 interactions: a fixed cost (launches, synchronisation) and the map.
+double fixed_step_seconds(const VariantDescriptor& variant) { return variant.runs_on_gpu ? 2e-5 : 2e-6; }
+double seconds_per_map_cell(const VariantDescriptor& variant) { return variant.runs_on_gpu ? 1e-11 : 1e-9; }
+
+// The host reference's rate (interactions/s): double for fp32 workloads, long double (x87, no SIMD)
+// for fp64 ones, on every core of this host.
+double reference_rate(const Workload& workload) {
+    const CpuLimitInputs inputs = host_cpu_limit_inputs(host_cpu_info().physical_cores, {workload.dim, Precision::fp64, workload.integrator});
+    double limit = cpu_interaction_limit(inputs);
+    if (!(limit > 0) || !std::isfinite(limit)) limit = kUnknownCpuCoreLimit / 2 * host_cpu_info().physical_cores;
+    return limit * (workload.precision == Precision::fp32 ? 0.005 : 0.002);
+}
+
+double fields(const Workload& workload) { return 2.0 * workload.dim + 1.0; }
+double real_bytes(const Workload& workload) { return workload.precision == Precision::fp32 ? 4.0 : 8.0; }
+
+double env_bytes(const char* name) {
+    const char* text = std::getenv(name);
+    if (text == nullptr) return 0;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    return end != text && *end == '\0' && value > 0 && std::isfinite(value) ? value : 0;
+}
+
+}  // namespace
+
+Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
+                   const Registry& registry, std::size_t n) {
+    const double efficiency = assumed_efficiency(variant, n);
+    double limit = 0;
+    std::string device;
+    if (variant.runs_on_gpu) {
+        if (const auto gpu = registry.gpu()) {
+            limit = gpu_interaction_limit(gpu_limit_inputs(*gpu, workload));
+            device = gpu->name;
+        }
+        if (!(limit > 0) || !std::isfinite(limit)) {
+            limit = kUnknownGpuLimit * (workload.precision == Precision::fp32 ? 1.0 : 0.25) * 9.0 / flops_per_interaction(workload);
+            device = "an assumed GPU";
+        }
+    } else {
+        const int cores = cpu_cores_used(variant, tuning);
+        limit = cpu_interaction_limit(host_cpu_limit_inputs(cores, workload));
+        device = fmt::format("{} core{} of this CPU", cores, cores == 1 ? "" : "s");
+        if (!(limit > 0) || !std::isfinite(limit)) {
+            limit = kUnknownCpuCoreLimit * cores * (workload.precision == Precision::fp32 ? 1.0 : 0.5) * 9.0 /
+                    flops_per_interaction(workload);
+            device += " (clock unknown)";
+        }
+    }
+    const double rate = limit * efficiency;
+    return {rate, fmt::format("modelled: {:.2g} interactions/s, {:g}% of the limit of {}", rate, 100 * efficiency, device)};
+}
+
+std::optional<Rate> measured_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
+                                  const PhysicsConstants& constants, std::size_t n) {
+    const std::size_t n_small = std::min<std::size_t>(n, variant.runs_on_gpu ? 16384 : 1024);
+    const int d_small = 16;
+    try {
+        const HostState initial = generate_state(workload, n_small, kDefaultSeed);
+        auto simulation = variant.create(Problem{.n = n_small, .d = d_small, .constants = constants, .workload = workload}, tuning);
+        Measurement m = measure_variant(*simulation, initial, 1, 1);
+        int steps = 1;
+        if (m.time_per_step_s < 0.05) {  // repeat until the clock has seen about 0.2 s
+            steps = static_cast<int>(std::clamp(0.2 / std::max(m.time_per_step_s, 1e-7), 1.0, 64.0));
+            m = measure_variant(*simulation, initial, 0, steps);
+        }
+        if (!(m.time_per_step_s > 0) || !std::isfinite(m.time_per_step_s)) return std::nullopt;
+        const double nn = static_cast<double>(n_small) * static_cast<double>(n_small);
+        const double rate = nn / m.time_per_step_s;
+        return Rate{rate, fmt::format("measured here: {:.2g} interactions/s at N={} ({} step{})", rate, n_small, steps,
+                                      steps == 1 ? "" : "s")};
+    } catch (const std::exception&) {
+        return std::nullopt;  // the run itself will report the failure
+    }
+}
+
+double steps_seconds(const VariantDescriptor& variant, std::size_t n, int d, double steps, double rate) {
+    const double nn = static_cast<double>(n) * static_cast<double>(n);
+    const double cells = static_cast<double>(d) * static_cast<double>(d);
+    return steps * (nn / rate + fixed_step_seconds(variant) + cells * seconds_per_map_cell(variant));
+}
+
+double reference_seconds(const Workload& workload, std::size_t n, int max_steps, std::size_t full_reference_max_n,
+                         std::size_t sample_bodies) {
+    const double nn = static_cast<double>(n) * static_cast<double>(n);
+    double interactions = 0;
+    if (n <= full_reference_max_n) {
+        interactions = nn * max_steps + (workload.integrator == Integrator::leapfrog ? nn : 0.0);
+    } else {
+        interactions = static_cast<double>(std::min(n, sample_bodies)) * static_cast<double>(n) +
+                       (workload.integrator == Integrator::leapfrog ? nn : 0.0);
+    }
+    return interactions / reference_rate(workload);
+}
+
+double host_bytes(const VariantDescriptor& variant, const Workload& workload, std::size_t n, int d,
+                  int reference_step_counts) {
+    const double state = static_cast<double>(n) * fields(workload) * real_bytes(workload);
+    const double cells = static_cast<double>(d) * static_cast<double>(d);
+    // Initial, final and generated states; a CPU variant also keeps its working state and pulls.
+    double bytes = state * (variant.runs_on_gpu ? 3.0 : 5.0) + cells * (variant.runs_on_gpu ? 8.0 : 16.0);
+    if (reference_step_counts > 0)  // long double states, one per step count, plus the working one
+        bytes += static_cast<double>(n) * fields(workload) * 16.0 * (reference_step_counts + 2);
+    return bytes;
+}
+
+double device_bytes(const VariantDescriptor& variant, const Workload& workload, std::size_t n, int d) {
+    if (!variant.runs_on_gpu) return 0;
+    const double state = static_cast<double>(n) * fields(workload) * real_bytes(workload);
+    return state * 3.0 + static_cast<double>(d) * static_cast<double>(d) * 8.0;
+}
+
+CostLimits machine_limits(double max_seconds, bool allow) {
+    CostLimits limits{.max_seconds = max_seconds, .allow = allow};
+    limits.host_bytes_available = env_bytes("NBODY_HOST_MEMORY_BYTES");
+    if (limits.host_bytes_available == 0) {
+        std::ifstream meminfo("/proc/meminfo");
+        std::string line;
+        while (std::getline(meminfo, line))
+            if (line.rfind("MemAvailable:", 0) == 0) {
+                std::istringstream fields(line.substr(13));
+                double kib = 0;
+                if (fields >> kib) limits.host_bytes_available = kib * 1024.0;
+            }
+    }
+    limits.device_bytes_available = env_bytes("NBODY_DEVICE_MEMORY_BYTES");
+    if (limits.device_bytes_available == 0)
+        limits.device_memory_probe = [] {
+            const auto gpu = builtin_registry().gpu();
+            return gpu ? gpu->memory_bytes : 0.0;
+        };
+    return limits;
+}
+
+std::string excess(const Cost& cost, const CostLimits& limits) {
+    std::string why;
+    const auto add = [&why](const std::string& text) { why += (why.empty() ? "" : "; ") + text; };
+    if (cost.seconds > limits.max_seconds)
+        add(fmt::format("estimated {} ({}), above the limit of {}", duration_text(cost.seconds), cost.rate_source,
+                        duration_text(limits.max_seconds)));
+    if (limits.host_bytes_available > 0 && cost.host_bytes > limits.host_bytes_available)
+        add(fmt::format("needs about {} of host memory, {} available", bytes_text(cost.host_bytes),
+                        bytes_text(limits.host_bytes_available)));
+    double device_available = limits.device_bytes_available;
+    if (device_available == 0 && cost.device_bytes > 0 && limits.device_memory_probe)
+        device_available = limits.device_memory_probe();
+    if (device_available > 0 && cost.device_bytes > device_available)
+        add(fmt::format("needs about {} of device memory, {} available", bytes_text(cost.device_bytes),
+                        bytes_text(device_available)));
+    return why;
+}
+
+std::string duration_text(double seconds) {
+    if (!std::isfinite(seconds)) return "forever";
+    if (seconds < 10) return fmt::format("{:.2g} s", seconds);
+    if (seconds < 60) return fmt::format("{:.0f} s", seconds);
+    if (seconds < 3600) return fmt::format("{} min {:02} s", static_cast<long>(seconds) / 60, static_cast<long>(seconds) % 60);
+    if (seconds < 2 * 86400.0)
+        return fmt::format("{} h {:02} min", static_cast<long>(seconds) / 3600, (static_cast<long>(seconds) / 60) % 60);
+    if (seconds < 1000 * 86400.0) return fmt::format("{:.0f} days", seconds / 86400);
+    return fmt::format("{:.2g} years", seconds / (365.25 * 86400));
+}
+
+std::string bytes_text(double bytes) {
+    if (bytes < 1e6) return fmt::format("{:.0f} kB", bytes / 1e3);
+    if (bytes < 1e9) return fmt::format("{:.0f} MB", bytes / 1e6);
+    return fmt::format("{:.1f} GB", bytes / 1e9);
+}
+
+}  // namespace nbody

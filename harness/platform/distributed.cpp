@@ -1,0 +1,207 @@
+#include "platform/distributed.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <string>
+
+#include "nbody/errors.hpp"
+#ifdef NBODY_WITH_MPI
+#include "nbody/mpi_communicator.hpp"
+#endif
+
+namespace nbody {
+
+LaunchEnvironment launch_environment(const std::function<const char*(const char*)>& read_variable) {
+    LaunchEnvironment launch;
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+        if (const char* value = read_variable(name)) {
+            launch.under_launcher = true;
+            launch.world_size = std::atoi(value);
+            launch.evidence = std::string(name) + "=" + value;
+            return launch;
+        }
+    }
+    if (const char* value = read_variable("PMIX_RANK")) {
+        launch.under_launcher = true;
+        launch.evidence = std::string("PMIX_RANK=") + value;
+    }
+    return launch;
+}
+
+namespace {
+
+// The communicator that std::terminate ends every rank through; set while a DistributedRun lives.
+Communicator* terminating_communicator = nullptr;
+
+[[noreturn]] void end_every_rank_on_terminate() {
+    std::string what = "terminated";
+    if (const std::exception_ptr current = std::current_exception()) {
+        try {
+            std::rethrow_exception(current);
+        } catch (const std::exception& e) {
+            what = std::string("terminated by an uncaught exception: ") + e.what();
+        } catch (...) {
+            what = "terminated by an uncaught exception of unknown type";
+        }
+    }
+    if (terminating_communicator != nullptr) terminating_communicator->abort_all(1, what);
+    std::abort();
+}
+
+}  // namespace
+
+struct DistributedRun::MpiState {
+#ifdef NBODY_WITH_MPI
+    MpiState(int& argc, char**& argv) : environment(argc, argv) {}
+    MpiEnvironment environment;
+#endif
+};
+
+DistributedRun::DistributedRun(int& argc, char**& argv) {
+    const LaunchEnvironment launch = launch_environment([](const char* name) { return std::getenv(name); });
+#ifdef NBODY_WITH_MPI
+    if (launch.under_launcher) {
+        mpi_ = std::make_unique<MpiState>(argc, argv);
+        communicator_ = make_mpi_communicator();
+    }
+#else
+    (void)argc;
+    (void)argv;
+    if (launch.under_launcher && launch.world_size != 1)
+        throw UsageError("started by an MPI launcher (" + launch.evidence +
+                         ") but this nbody-bench was built without MPI: every rank would run the whole simulation "
+                         "alone; configure with MPI (apt-get install libopenmpi-dev) or run without mpirun");
+#endif
+    if (!communicator_) communicator_ = std::make_unique<SingleProcessCommunicator>();
+    terminating_communicator = communicator_.get();
+    std::set_terminate(end_every_rank_on_terminate);
+}
+
+DistributedRun::DistributedRun() : communicator_(std::make_unique<SingleProcessCommunicator>()) {}
+
+DistributedRun& DistributedRun::single_process() {
+    static DistributedRun single;
+    return single;
+}
+
+DistributedRun::~DistributedRun() {
+    if (terminating_communicator == communicator_.get()) terminating_communicator = nullptr;
+    communicator_.reset();
+    mpi_.reset();  // MPI_Finalize after the last collective
+}
+
+void DistributedRun::fail(int exit_status, std::string_view message) {
+    communicator_->abort_all(exit_status, message);
+    std::abort();  // abort_all never returns; a virtual call does not tell the compiler so
+}
+
+std::vector<std::string> allgather_strings(Communicator& communicator, std::string_view text) {
+    constexpr std::size_t bytes_per_rank = 256;  // 64 int32 per rank, NUL-padded
+    constexpr std::size_t words_per_rank = bytes_per_rank / sizeof(std::int32_t);
+    const auto ranks = static_cast<std::size_t>(communicator.size());
+    const BlockDecomposition decomposition(ranks * words_per_rank, communicator.size());
+    std::vector<std::int32_t> words(decomposition.bodies(), 0);
+    const BodyBlock own = decomposition.block(communicator.rank());
+    const std::size_t length = std::min(text.size(), bytes_per_rank - 1);
+    std::copy_n(text.data(), length, reinterpret_cast<char*>(words.data() + own.first));
+    communicator.allgather_in_place(std::span<std::int32_t>(words), decomposition);
+    std::vector<std::string> texts;
+    for (int r = 0; r < communicator.size(); ++r) {
+        const char* start = reinterpret_cast<const char*>(words.data() + decomposition.block(r).first);
+        texts.emplace_back(start, strnlen(start, bytes_per_rank));
+    }
+    return texts;
+}
+
+std::vector<std::string> DistributedRun::host_names() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "unknown host");
+    return allgather_strings(*communicator_, name);
+}
+
+nlohmann::ordered_json DistributedRun::result_fields(const DeviceCommunicator* devices) {
+    const std::vector<std::string> hosts = host_names();
+    std::map<std::string, int> ranks_on_host;
+    for (const std::string& host : hosts) ++ranks_on_host[host];
+    int most_on_one_node = 0;
+    for (const auto& [host, count] : ranks_on_host) most_on_one_node = std::max(most_on_one_node, count);
+
+    nlohmann::ordered_json fields;
+    fields["ranks"] = communicator_->size();
+    fields["nodes"] = communicator_->nodes();
+    fields["ranks_per_node"] = most_on_one_node;
+    fields["communicator"] = communicator_->describe();
+    fields["hosts"] = hosts;
+    if (devices != nullptr && devices->device() >= 0) {
+        fields["gpus"] = allgather_strings(*communicator_, devices->device_description());
+        fields["interconnect"] = devices->describe();
+    }
+    return fields;
+}
+
+DeviceCollectives parse_device_collectives(const std::string& text) {
+    if (text == "nccl") return DeviceCollectives::nccl;
+    if (text == "host-staged") return DeviceCollectives::host_staged;
+    throw UsageError("--device-collectives must be nccl or host-staged, got '" + text + "'");
+}
+
+const char* to_string(DeviceCollectives kind) { return kind == DeviceCollectives::nccl ? "nccl" : "host-staged"; }
+
+ProblemDistributions::ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind)
+    : run_(run), registry_(registry), kind_(kind) {}
+
+void ProblemDistributions::prepare(const std::vector<const VariantDescriptor*>& variants) {
+    if (!spans_ranks()) return;
+    const int ranks = run_.communicator().size();
+    bool needs_device = false;
+    for (const VariantDescriptor* v : variants) {
+        if (!v->distributed) {
+            std::string distributed;
+            for (const VariantDescriptor& d : registry_.all())
+                if (d.distributed) distributed += (distributed.empty() ? "" : ", ") + d.id;
+            throw UsageError(v->id + " runs on one rank only, started on " + std::to_string(ranks) +
+                             " ranks; the variants of this build that run over several ranks: " +
+                             (distributed.empty() ? std::string("none") : distributed) + " (see `nbody-bench list`)");
+        }
+        needs_device |= v->runs_on_gpu;
+    }
+    if (!needs_device || device_) return;
+    const Registry::DeviceCommunicatorFactory* factory = registry_.device_communicator_factory();
+    if (factory == nullptr)
+        throw UsageError("a GPU variant over " + std::to_string(ranks) +
+                         " ranks needs a device communicator, and this build has none (built without CUDA or NCCL: see "
+                         "docs/scaling.md)");
+    device_ = (*factory)(run_.communicator(), kind_);
+}
+
+Distribution ProblemDistributions::of(const VariantDescriptor& variant) const {
+    Distribution distribution{.host = &run_.communicator(), .device = nullptr};
+    if (spans_ranks() && variant.runs_on_gpu) {
+        if (!device_) throw std::logic_error("ProblemDistributions::of before prepare() of " + variant.id);
+        distribution.device = device_.get();
+    }
+    return distribution;
+}
+
+int rank0_value(Communicator& communicator, int value) {
+    std::int32_t shared = value;
+    communicator.broadcast(std::as_writable_bytes(std::span(&shared, 1)), 0);
+    return shared;
+}
+
+void gather_velocities(HostState& state, const Distribution& distribution) {
+    if (!distribution.spans_ranks()) return;
+    std::visit(
+        [&](auto& bodies) {
+            const BlockDecomposition decomposition(bodies.size(), distribution.ranks());
+            for (int axis = 0; axis < bodies.dim; ++axis)
+                distribution.host->allgather_in_place(std::span(bodies.velocity(axis)), decomposition);
+        },
+        state);
+}
+
+}  // namespace nbody

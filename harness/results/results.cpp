@@ -1,0 +1,301 @@
+#include "results/results.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "platform/build_info.hpp"
+#include "platform/host_info.hpp"
+#include "results/json_input.hpp"
+#include "results/json_schema.hpp"
+
+namespace nbody {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json text_or_null(const std::map<std::string, std::string>& facts, std::initializer_list<const char*> keys) {
+    for (const char* key : keys)
+        if (const auto it = facts.find(key); it != facts.end()) return it->second;
+    return nullptr;
+}
+
+std::string executable_path() {
+    std::error_code ec;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("nbody-bench") : path.string();
+}
+
+// A group as it expands: the top-level defaults and caps folded in (the caps in the order they apply).
+ordered_json group_definition(const MatrixGroup& g) {
+    ordered_json tunings = ordered_json::object();
+    for (const auto& [name, values] : g.tunings) tunings[name] = values;
+    ordered_json caps = ordered_json::array();
+    for (const auto& [pattern, n] : g.max_n) caps.push_back({{"variants", pattern}, {"n", n}});
+    ordered_json dims = ordered_json::array(), precisions = ordered_json::array(), integrators = ordered_json::array();
+    for (int dim : g.dims) dims.push_back(dim);
+    for (Precision p : g.precisions) precisions.push_back(to_string(p));
+    for (Integrator i : g.integrators) integrators.push_back(to_string(i));
+    return {{"name", g.name},         {"variants", g.variant_patterns}, {"n", g.n},
+            {"d", g.d},               {"dim", dims},                    {"precision", precisions},
+            {"integrator", integrators}, {"steps", g.steps},            {"warmup_steps", g.warmup_steps},
+            {"min_time_s", g.min_time_s}, {"repetitions", g.repetitions}, {"verify_steps", g.verify_steps},
+            {"tunings", tunings},     {"max_n", caps}};
+}
+
+// The first place where `a` (recorded) and `b` differ, as a key path ("" at the top), and both values;
+// objects are compared on the keys `a` has, so a file written before a key existed is not refused for it.
+std::optional<std::string> first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+    if (a.is_object() && b.is_object()) {
+        for (const auto& [key, value] : a.items()) {
+            const std::string here = at.empty() ? key : at + "." + key;
+            if (!b.contains(key)) return here + ": recorded, absent from the matrix";
+            if (auto d = first_difference(value, b[key], here)) return d;
+        }
+        return std::nullopt;
+    }
+    if (a.is_array() && b.is_array()) {
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+            if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i))) return d;
+        if (a.size() == b.size()) return std::nullopt;
+    } else if (a == b) {
+        return std::nullopt;
+    }
+    const auto shown = [](const nlohmann::json& v) {
+        const std::string text = v.dump();
+        return text.size() > 80 ? text.substr(0, 80) + "..." : text;
+    };
+    return fmt::format("{}: {} in the file, {} in the matrix", at, shown(a), shown(b));
+}
+
+}  // namespace
+
+std::string matrix_difference(const nlohmann::json& recorded, const ordered_json& fresh) {
+    const nlohmann::json now = nlohmann::json::parse(fresh.dump());  // as the file would hold it
+    for (const char* key : {"name", "seed", "constants", "verification", "group_definitions"}) {
+        if (!recorded.contains(key)) {
+            if (std::string(key) == "group_definitions") continue;  // written before it existed
+            return std::string(key) + ": absent from the file";
+        }
+        if (const auto d = first_difference(recorded[key], now.value(key, nlohmann::json()), key)) return *d;
+    }
+    return "";
+}
+
+std::string iso8601_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[40];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+    const std::string date(text);  // ...+0000 -> ...+00:00, as Google Benchmark writes it
+    return date.size() < 5 ? date : fmt::format("{}:{}", date.substr(0, date.size() - 2), date.substr(date.size() - 2));
+}
+
+ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
+    const auto& gb_cpu = benchmark::CPUInfo::Get();
+    const CpuInfo& cpu = host_cpu_info();
+    const BuildInfo& build = build_info();
+    const auto& facts = registry.build_facts();
+    const auto gpu = registry.gpu();
+
+    ordered_json c;
+    c["date"] = iso8601_now();
+    c["host_name"] = benchmark::SystemInfo::Get().name;
+    c["executable"] = executable_path();
+    c["num_cpus"] = gb_cpu.num_cpus;
+    c["mhz_per_cpu"] = static_cast<long>(gb_cpu.cycles_per_second / 1e6);
+    c["cpu_scaling_enabled"] = gb_cpu.scaling == benchmark::CPUInfo::ENABLED;
+    c["caches"] = ordered_json::array();
+    for (const auto& cache : gb_cpu.caches)
+        c["caches"].push_back({{"type", cache.type}, {"level", cache.level}, {"size", cache.size}, {"num_sharing", cache.num_sharing}});
+    c["load_avg"] = gb_cpu.load_avg;
+    c["library_build_type"] = build.build_type == "Debug" ? "debug" : "release";
+    c["json_schema_version"] = 1;
+    c["nbody_results_version"] = kResultsVersion;
+    c["nbody_bench_version"] = build.version;
+    c["git_commit"] = build.git_commit;
+    c["compiler"] = build.compiler;
+    c["build_type"] = build.build_type;
+    c["build_flags"] = build.build_flags;
+    c["host_cpu"] = {{"model_name", cpu.model_name},
+                     {"logical_cpus", cpu.logical_cpus},
+                     {"physical_cores", cpu.physical_cores},
+                     {"clock_hz", cpu.clock_hz},
+                     {"clock_source", cpu.clock_source},
+                     {"all_cpus_busy_clock_hz", cpu.all_cpus_busy_clock_hz},
+                     {"simd_fp32_lanes", cpu.simd_fp32_lanes},
+                     {"simd_fp64_lanes", cpu.simd_fp64_lanes},
+                     {"simd_source", cpu.simd_source},
+                     {"fma_pipes", cpu.fma_pipes},
+                     {"fma_pipes_source", cpu.fma_pipes_source},
+                     {"fp32_interaction_limit", cpu_interaction_limit(host_cpu_limit_inputs(cpu.physical_cores, Workload{}))}};
+    if (gpu) {
+        std::string fp64_source;
+        const int fp64_lanes = fp64_lanes_per_sm(gpu->compute_capability, fp64_source);
+        c["gpu"] = {{"name", gpu->name},
+                    {"compute_capability", gpu->compute_capability},
+                    {"sm_count", gpu->sm_count},
+                    {"sm_clock_hz", gpu->sm_clock_hz},
+                    {"fp32_lanes_per_sm", gpu->fp32_lanes_per_sm},
+                    {"fp64_lanes_per_sm", fp64_lanes},
+                    {"fp64_lanes_source", fp64_source},
+                    {"memory_clock_hz", gpu->memory_clock_hz},
+                    {"memory_bus_width_bits", gpu->memory_bus_width_bits},
+                    {"driver_version", gpu->driver_version},
+                    {"runtime_version", gpu->runtime_version},
+                    {"fp32_interaction_limit", gpu_interaction_limit(gpu_limit_inputs(*gpu, Workload{}))}};
+    } else {
+        c["gpu"] = nullptr;
+    }
+    c["cuda_version"] = text_or_null(facts, {"cuda_version", "cuda_runtime"});
+    c["cuda_driver_version"] = gpu ? ordered_json(gpu->driver_version) : ordered_json(nullptr);
+    c["cuda_runtime_version"] = gpu ? ordered_json(gpu->runtime_version) : text_or_null(facts, {"cuda_runtime"});
+    c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
+    c["build_facts"] = facts;
+    c["build_facts"]["host_arch"] = build.host_arch;  // the ISA host code (and a built Kokkos) was compiled for
+    const auto thresholds_json = [&](Precision precision) {
+        const Thresholds t = spec.verification.thresholds_for(precision);
+        return ordered_json{{"max_pos_err", t.max_pos_err},
+                            {"max_rms_pos_err", t.max_rms_pos_err},
+                            {"max_vel_err", t.max_vel_err},
+                            // null: every map count must be explained (no lax threshold)
+                            {"max_map_diff", t.max_map_diff ? ordered_json(*t.max_map_diff) : ordered_json(nullptr)}};
+    };
+    ordered_json verification = {{"steps", spec.verify_steps},
+                                 {"full_reference_max_n", spec.verification.full_reference_max_n},
+                                 {"sample_bodies", spec.verification.sample_bodies}};
+    verification.update(thresholds_json(Precision::fp32));  // as version 1 wrote them: the fp32 thresholds
+    verification["by_precision"] = {{"fp32", thresholds_json(Precision::fp32)}, {"fp64", thresholds_json(Precision::fp64)}};
+    c["matrix"] = {{"name", spec.name},
+                   {"file", spec.file},
+                   {"seed", spec.seed},
+                   {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
+                   {"verification", verification}};
+    if (!spec.selected_groups.empty()) c["matrix"]["groups"] = spec.selected_groups;  // run with --groups
+    // Every group of the file, --groups or not: what a resume must find unchanged.
+    c["matrix"]["group_definitions"] = ordered_json::array();
+    for (const MatrixGroup& g : spec.all_groups.empty() ? spec.groups : spec.all_groups)
+        c["matrix"]["group_definitions"].push_back(group_definition(g));
+    return c;
+}
+
+ordered_json limit_inputs_json(const CpuLimitInputs& in) {
+    return {{"cores", in.cores},
+            {"clock_hz", in.clock_hz},
+            {"simd_lanes", in.simd_lanes},
+            {"fma_pipes", in.fma_pipes},
+            {"instructions_per_interaction", in.instructions_per_interaction}};
+}
+
+ordered_json limit_inputs_json(const GpuLimitInputs& in) {
+    return {{"sm_count", in.sm_count},
+            {"sm_clock_hz", in.sm_clock_hz},
+            {"lanes_per_sm", in.lanes_per_sm},
+            {"lanes_source", in.lanes_source},
+            {"instructions_per_interaction", in.instructions_per_interaction}};
+}
+
+Workload entry_workload(const nlohmann::json& entry) {
+    Workload w;  // version 1 entries have no workload fields: the canonical one
+    if (entry.contains("dim")) w.dim = entry["dim"].get<int>();
+    if (entry.contains("precision")) w.precision = parse_precision(entry["precision"].get<std::string>());
+    if (entry.contains("integrator")) w.integrator = parse_integrator(entry["integrator"].get<std::string>());
+    return w;
+}
+
+std::vector<std::string> check_results(const nlohmann::json& doc) {
+    std::vector<std::string> problems = validate_json_schema(results_schema(), doc);
+    if (!problems.empty()) return problems;
+
+    const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); };
+    static const std::map<std::string, double> unit_seconds = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    std::set<std::string> seen;
+    std::map<std::string, long> iterations_of, repetitions_of;
+    std::set<std::string> failed;
+    const auto& entries = doc["benchmarks"];
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& b = entries[i];
+        const std::string where = fmt::format("/benchmarks/{}", i);
+        // The schema says "integer"; the checks below hold these in an int.
+        const auto int_range = [&](const nlohmann::json& object, const char* key, const std::string& at) {
+            if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return true;
+            const double v = object[key].get<double>();
+            if (v >= -2147483648.0 && v <= 2147483647.0) return true;
+            problems.push_back(fmt::format("{}/{}: {} does not fit the range of an int", at, key, object[key].dump()));
+            return false;
+        };
+        bool in_range = int_range(b, "d", where) && int_range(b, "steps", where);
+        if (b.contains("efficiency_limit_inputs"))
+            for (const char* key : {"cores", "simd_lanes", "fma_pipes", "sm_count", "lanes_per_sm"})
+                in_range = int_range(b["efficiency_limit_inputs"], key, where + "/efficiency_limit_inputs") && in_range;
+        if (!in_range) continue;
+        const std::string run_name = b["run_name"];
+        const bool aggregate = b["run_type"] == "aggregate";
+        const std::string key = aggregate ? fmt::format("{}#{}", run_name, b["aggregate_name"].get<std::string>())
+                                          : fmt::format("{}#{}", run_name, b["repetition_index"].get<long>());
+        if (!seen.insert(key).second) problems.push_back(where + ": a second entry for " + json_text_excerpt(key));
+        const Workload workload = entry_workload(b);
+        const std::string expected_name = configuration_name(b["variant"], b["n"], b["d"], b["steps"], workload, b["tuning"]);
+        if (run_name != expected_name)
+            problems.push_back(fmt::format("{}: run_name {} does not name its fields (expected {})", where,
+                                           json_text_excerpt(run_name), json_text_excerpt(expected_name)));
+        if (b.value("error_occurred", false)) {
+            failed.insert(run_name);
+            continue;
+        }
+        const double tps = b["time_per_step_s"], ips = b["interactions_per_second"];
+        const double n = b["n"];
+        if (!aggregate) {
+            ++iterations_of[run_name];
+            repetitions_of[run_name] = b["repetitions"];
+            if (!close(ips, n * n / tps)) problems.push_back(where + ": interactions_per_second is not n^2 / time_per_step_s");
+            if (!close(b["real_time"].get<double>() * unit_seconds.at(b["time_unit"]), tps))
+                problems.push_back(where + ": real_time is not time_per_step_s in time_unit");
+            if (!b["efficiency"].is_null() &&
+                (b["efficiency_limit"].is_null() || !close(b["efficiency"].get<double>(), ips / b["efficiency_limit"].get<double>())))
+                problems.push_back(where + ": efficiency is not interactions_per_second / efficiency_limit");
+        }
+        if (const auto inputs = b.value("efficiency_limit_inputs", nlohmann::json()); !inputs.is_null()) {
+            if (inputs["instructions_per_interaction"].get<double>() != flops_per_interaction(workload))
+                problems.push_back(fmt::format("{}: instructions_per_interaction {} is not the {} count {}", where,
+                                               inputs["instructions_per_interaction"].dump(), to_string(workload),
+                                               flops_per_interaction(workload)));
+            const bool cpu = inputs.contains("cores");
+            if (cpu != (b["device"] == "cpu")) problems.push_back(where + ": efficiency_limit_inputs are not those of its device");
+            const double one_rank_limit = cpu ? cpu_interaction_limit({.cores = inputs["cores"],
+                                                              .clock_hz = inputs["clock_hz"],
+                                                              .simd_lanes = inputs["simd_lanes"],
+                                                              .fma_pipes = inputs["fma_pipes"],
+                                                              .instructions_per_interaction = inputs["instructions_per_interaction"]})
+                                     : gpu_interaction_limit({.sm_count = inputs["sm_count"],
+                                                              .sm_clock_hz = inputs["sm_clock_hz"],
+                                                              .lanes_per_sm = inputs["lanes_per_sm"],
+                                                              .lanes_source = inputs["lanes_source"],
+                                                              .instructions_per_interaction = inputs["instructions_per_interaction"]});
+            const double limit = one_rank_limit * inputs.value("ranks", 1);  // several ranks: all their devices
+            const bool limit_known = limit > 0 && std::isfinite(limit);
+            if (limit_known != !b["efficiency_limit"].is_null() ||
+                (limit_known && !close(limit, b["efficiency_limit"].get<double>())))
+                problems.push_back(where + ": efficiency_limit is not the product of efficiency_limit_inputs");
+        }
+        if (b["device"] == "cpu" && b["cores_used"].is_null()) problems.push_back(where + ": a CPU entry without cores_used");
+    }
+    for (const auto& [run_name, count] : iterations_of)
+        if (count != repetitions_of[run_name])
+            problems.push_back(fmt::format("{}: {} iteration entries for {} repetitions", json_text_excerpt(run_name), count,
+                                           repetitions_of[run_name]));
+    for (const auto& run_name : failed)
+        if (iterations_of.count(run_name)) problems.push_back(json_text_excerpt(run_name) + ": both an error entry and timed entries");
+    return problems;
+}
+
+}  // namespace nbody

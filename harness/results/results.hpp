@@ -1,0 +1,46 @@
+#pragma once
+// The results file (SPEC §6, docs/results-format.md): its context block and its checker.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "matrix/matrix.hpp"
+#include "nbody/registry.hpp"
+#include "platform/host_info.hpp"
+
+namespace nbody {
+
+// Version 2 added the workload axes (dim, precision, integrator in every entry) and each entry's
+// efficiency limit inputs; a version 1 file's entries are of the canonical workload 2d/fp32/euler.
+inline constexpr int kResultsVersion = 2;
+
+// Google Benchmark's context fields plus ours: host CPU and its limit inputs, GPU, model versions,
+// compiler, build flags, git commit, date, and the matrix's seed, constants and verification settings.
+nlohmann::ordered_json results_context(const Registry& registry, const MatrixSpec& spec);
+
+// What makes two matrices' results different, between a results file's context.matrix and the
+// matrix about to resume it (results_context's): "" when they agree, else the first key that differs
+// and its two values. Compared: name, seed, constants, verification and every group's definition
+// (group_definitions; a file written before it existed is compared on the rest).
+std::string matrix_difference(const nlohmann::json& recorded, const nlohmann::ordered_json& fresh);
+
+// Local time as ISO 8601 with the UTC offset, the way Google Benchmark writes `date`.
+std::string iso8601_now();
+
+// An entry's `efficiency_limit_inputs`: what its limit is the product of (SPEC §3).
+nlohmann::ordered_json limit_inputs_json(const CpuLimitInputs& inputs);
+nlohmann::ordered_json limit_inputs_json(const GpuLimitInputs& inputs);
+
+// The workload an entry records; 2d/fp32/euler where it records none (version 1).
+Workload entry_workload(const nlohmann::json& entry);
+
+// harness/results/results.schema.json, compiled in.
+const nlohmann::json& results_schema();
+
+// Violations of the schema, then of what the schema cannot say (interactions/s = N^2 / time per step,
+// efficiency = interactions/s / limit, the limit = the product of its inputs with the workload's
+// instruction count, real_time = time per step, run_name = the name of the entry's fields, one entry
+// per repetition, unique names).
+std::vector<std::string> check_results(const nlohmann::json& document);
+
+}  // namespace nbody

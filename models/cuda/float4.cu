@@ -1,0 +1,151 @@
+// cuda.float4: cuda.tiled with each body packed as one 4-vector, (x, y, m, 0) in 2D and
+// (x, y, z, m) in 3D: one 16-byte shared-memory load per interaction in float32 instead of one
+// per field. Kernel in tiled_float4.cuh (unroll left to nvcc). This file also holds the
+// simulation the whole float4 family shares (packing, slicing, launch).
+#include <algorithm>
+#include <string>
+
+#include "nbody/errors.hpp"
+#include "tiled_float4.cuh"
+#include "variants.cuh"
+
+namespace nbody::cuda {
+
+template <class Real, int Dim>
+TiledFloat4Kernel<Real, Dim> compiler_unrolled_kernel() {
+    return kernel_of<Real, Dim, 0, 1>();
+}
+
+namespace {
+
+template <class Real, int Dim>
+__global__ void pack_bodies(DeviceBodies<Real, Dim> bodies, PackedBody<Real>* __restrict__ packed, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    packed[i] = pack_body<Real, Dim>(bodies.position_of(i), bodies.mass[i]);
+}
+
+// The `slices` tuning: absent means 1, "auto" (0 here) means as many as fill the GPU.
+unsigned int slices_of(const TuningValues& t) {
+    const auto it = t.find("slices");
+    if (it == t.end()) return 1;
+    return it->second == "auto" ? 0 : static_cast<unsigned int>(std::stoul(it->second));
+}
+
+// The tuned kernels' values are checked against the workload before the base class touches the device.
+template <class Real, int Dim>
+const TuningValues& checked(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels) {
+    if (kernels == TiledFloat4Kernels::compiler_unrolled) return t;
+    using Tunings = TiledFloat4Tunings<Real, Dim>;
+    require_offered(id, p.workload, "unroll", tuning_int(t, "unroll"), Tunings::Unrolls::list());
+    require_offered(id, p.workload, "bodies_per_thread", tuning_int(t, "bodies_per_thread"),
+                    Tunings::BodiesPerThread::list());
+    return t;
+}
+
+template <class Real, int Dim>
+TiledFloat4Kernel<Real, Dim> kernel_for(const TuningValues& t, TiledFloat4Kernels kernels) {
+    if (kernels == TiledFloat4Kernels::compiler_unrolled) return compiler_unrolled_kernel<Real, Dim>();
+    const long unroll = tuning_int(t, "unroll"), bodies = tuning_int(t, "bodies_per_thread");
+    if constexpr (std::is_same_v<Real, float>) {
+        if (kernels == TiledFloat4Kernels::tuned_fast_math) return fast_math_tuned_kernel<Dim>(unroll, bodies);
+    }
+    return precise_tuned_kernel<Real, Dim>(unroll, bodies);  // float64: --use_fast_math would change nothing
+}
+
+template <class Real, int Dim>
+class TiledFloat4 final : public SoaSimulation<Real, Dim> {
+public:
+    TiledFloat4(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels)
+        : SoaSimulation<Real, Dim>(p, checked<Real, Dim>(p, t, id, kernels)),
+          block_(block_size_of(t)),
+          kernel_(kernel_for<Real, Dim>(t, kernels)),
+          slices_(slices_of(t)),
+          packed_(p.n) {
+        require_block_fits(pull_kernel(), block_, id);
+        if (slices_ == 0) slices_ = slices_filling_the_gpu();
+    }
+
+private:
+    // Two waves of resident blocks, but at least one tile per slice.
+    unsigned int slices_filling_the_gpu() const {
+        const int sms = multiprocessor_count();
+        int resident = 0;
+        NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
+                                                                       static_cast<int>(block_), shared_bytes()));
+        const unsigned int wanted = blocks_for(2u * sms * resident, std::max(1u, body_blocks()));
+        return std::max(1u, std::min(wanted, blocks_for(this->problem_.n, block_)));
+    }
+    // Blocks of bodies i: the owned block's (all N in one process).
+    unsigned int body_blocks() const {
+        return blocks_for(static_cast<std::size_t>(this->owned().count()),
+                          block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
+    }
+    std::size_t shared_bytes() const { return block_ * sizeof(PackedBody<Real>); }
+    // The owned-range kernel only over several ranks (see tiled_float4_pull).
+    const void* pull_kernel() const { return this->distributed() ? kernel_.ranged_function : kernel_.function; }
+
+    void compute_pull() override {
+        BodyRange targets = this->owned();
+        if (targets.count() == 0) return;  // an empty trailing block: nothing to pull
+        const std::size_t n = this->problem_.n;
+        pack_bodies<Real, Dim><<<blocks_for(n, block_), block_>>>(this->bodies(), packed_.data(), this->constants_.n);
+        NBODY_CUDA_CHECK_LAUNCH();
+        Vec<Real, Dim>* pull_out = this->pull();
+        if (slices_ > 1)
+            NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>)));
+        const PackedBody<Real>* packed = packed_.data();
+        DeviceConstants<Real> constants = this->constants_;
+        void* arguments[] = {&packed, &pull_out, &targets, &constants};
+        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices_), dim3(block_), arguments,
+                                          shared_bytes(), nullptr));
+    }
+
+    unsigned int block_;
+    TiledFloat4Kernel<Real, Dim> kernel_;
+    unsigned int slices_;
+    DeviceBuffer<PackedBody<Real>> packed_;
+};
+
+}  // namespace
+
+template TiledFloat4Kernel<float, 2> compiler_unrolled_kernel<float, 2>();
+template TiledFloat4Kernel<float, 3> compiler_unrolled_kernel<float, 3>();
+template TiledFloat4Kernel<double, 2> compiler_unrolled_kernel<double, 2>();
+template TiledFloat4Kernel<double, 3> compiler_unrolled_kernel<double, 3>();
+
+std::unique_ptr<Simulation> make_tiled_float4(const Problem& problem, const TuningValues& tuning,
+                                              const std::string& variant_id, TiledFloat4Kernels kernels) {
+    return make_for_workload<TiledFloat4>(problem, tuning, variant_id, kernels);
+}
+
+std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default,
+                                                  const std::string& slices_default) {
+    const std::string elsewhere = " (other than 2d/fp32: " +
+                                  joined(TiledFloat4Tunings<double, 3>::Unrolls::list()) + ")";
+    return {block_size_tuning("256"),
+            {.name = "unroll",
+             .description = "unroll factor of the loop over a tile" + elsewhere,
+             .default_value = unroll_default,
+             .allowed_values = {"1", "2", "4", "8", "16"}},
+            {.name = "bodies_per_thread",
+             .description = "bodies i per thread, each staged body j reused from registers",
+             .default_value = bodies_default,
+             .allowed_values = {"1", "2", "4"}},
+            {.name = "slices",
+             .description = "split the bodies j over this many blocks per body block (auto: enough to fill the GPU twice)",
+             .default_value = slices_default,
+             .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
+            map_tuning()};
+}
+
+VariantDescriptor float4_variant() {
+    return cuda_descriptor("cuda.float4", "cuda.tiled with float4-packed bodies (one LDS.128 per interaction)",
+                           {block_size_tuning("256"), map_tuning()},
+                           [](const Problem& p, const TuningValues& t) {
+                               return make_tiled_float4(p, t, "cuda.float4", TiledFloat4Kernels::compiler_unrolled);
+                           },
+                           {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.26});  // lowest measured 0.434
+}
+
+}  // namespace nbody::cuda

@@ -1,0 +1,22 @@
+// cuda.sliced: cuda.fastmath's kernels (fast math, float4 tiles) with the tunings that measured
+// best at large N (4 bodies per thread, unroll 16) and the bodies j split over enough blocks to
+// fill the GPU twice (slices=auto), so that small N are not left with a fraction of the SMs.
+// Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
+// fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64). Distributed (docs/scaling.md):
+// each rank pulls and integrates its owned block, slicing the bodies j to fill its GPU.
+#include "tiled_float4.cuh"
+#include "variants.cuh"
+
+namespace nbody::cuda {
+
+VariantDescriptor sliced_variant() {
+    return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread, j split over blocks to fill the GPU (atomicAdd partials)",
+                           tuned_float4_tunings("16", "4", "auto"),
+                           [](const Problem& p, const TuningValues& t) {
+                               return make_tiled_float4(p, t, "cuda.sliced", TiledFloat4Kernels::tuned_fast_math);
+                           },
+                           // lowest measured 0.547 (3D float64), 0.65-0.75 in float32
+                           {.workloads = WorkloadSupport::every(), .distributed = true, .expected_efficiency = 0.33});
+}
+
+}  // namespace nbody::cuda

@@ -1,0 +1,152 @@
+// kokkos.simd: a host variant written for vector units in portable Kokkos C++ (no intrinsics, no
+// SIMD types, so it builds with Kokkos 3.4 as with 4.x). A RangePolicy work item owns a group of
+// kLanes consecutive bodies (128 to 256 bytes per axis: kGroupBytes);
+// for each j body, read once as scalars, a fixed-length loop over the group's lanes does the
+// interaction, and that loop is what GCC and Clang vectorise: lanes are independent, so no sum is
+// reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
+// operations, the mass folded into the refinement's coefficients (portable_inv_sqrt.hpp). Host
+// spaces only: on the GPU the other variants are the mapping.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "kokkos_simulation.hpp"
+#include "nbody/registry.hpp"
+#include "portable_inv_sqrt.hpp"
+
+namespace nbody {
+namespace kokkos {
+
+// Bytes of each axis per work item, in AVX-512 vectors (independent chains per j body; more chains
+// share the j body's loads and the loop counter): the most that measured faster on the Xeon hosts
+// with AVX-512's 32 vector registers, which hold the chains' positions, sums and temporaries and the
+// refinement's constants. Four in float32 (3D reads a few positions back from the stack and still
+// gained 3-4 % over two; three measured the same as four), three in 2D float64, two in 3D float64
+// (three or four spill there, and lost 1-3 %). Elsewhere (16 vector registers) 128 bytes, unmeasured
+// wider. docs/performance-kokkos.md.
+template <class Real, int Dim>
+inline constexpr int kGroupBytes =
+#if defined(__AVX512F__)
+    64 * (std::is_same_v<Real, float> ? 4 : Dim == 2 ? 3 : 2);
+#else
+    128;
+#endif
+
+template <class Real, int Dim>
+inline constexpr int kLanes = kGroupBytes<Real, Dim> / static_cast<int>(sizeof(Real));
+
+template <class Space, class Real>
+using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
+
+// Whether some coordinate of some body is beyond `bound` (then a pair's r^2 may overflow): set by the
+// fold kernel, read by the pull kernel. A View of one int, zeroed by its own kernel, so the step stays
+// three kernels that a graph records.
+template <class Space>
+using OverflowFlag = Kokkos::View<int, typename Space::memory_space>;
+
+// The largest |coordinate| for which no pair's r^2 = sum of Dim squared differences + eps2 can
+// overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real.
+template <class Real, int Dim>
+Real overflow_free_bound(Real eps2) {
+    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
+}
+
+// The pulls of every body: first each mass folded into the coefficients of PortableInvSqrt's
+// refinement (once per body, not per interaction), then each work item takes one group of kLanes
+// bodies (the last group's missing lanes sit at the origin and are not stored). The fold also flags
+// a coordinate beyond overflow_free_bound: only then does the lane loop saturate r^2 (one min per
+// interaction, about 1/17 of float32's vector operations). Host lambdas, not KOKKOS_LAMBDA: the
+// variant is registered for host spaces only.
+template <class Space, class Real, int Dim>
+void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+                FoldedMasses<Space, Real> folded, OverflowFlag<Space> overflow, DeviceAxes<Space, Real, Dim> pull,
+                int n, Real eps2) {
+    const Real bound = overflow_free_bound<Real, Dim>(eps2);
+    dispatch.parallel_for("nbody::kokkos::simd::clear_flag", Kokkos::RangePolicy<Space>(dispatch.space(), 0, 1),
+                          [=](const int) { overflow() = 0; });
+    dispatch.parallel_for("nbody::kokkos::simd::fold", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
+                          [=](const int j) {
+                              folded(j) = PortableInvSqrt::fold(m(j));
+                              bool beyond = false;
+                              for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(p[k](j)) <= bound);
+                              if (beyond) Kokkos::atomic_exchange(&overflow(), 1);
+                          });
+    constexpr int lanes = kLanes<Real, Dim>;
+    const int groups = (n + lanes - 1) / lanes;
+    // One group per chunk: a group is lanes x N interactions, and there are only N / lanes of them
+    // (2731 at N = 65536 in 2D float64). Kokkos' automatic chunk (8 there) is passed to OpenMP's
+    // static schedule by every compiler but GCC, and 342 chunks of 8 on 16 threads leave 6 threads
+    // 3 % more work than the others; chunks of one leave at most one group more.
+    dispatch.parallel_for(
+        "nbody::kokkos::simd", Kokkos::RangePolicy<Space>(dispatch.space(), 0, groups, Kokkos::ChunkSize(1)),
+        [=](const int group) {
+            const int first = group * lanes;
+            const int count = n - first < lanes ? n - first : lanes;
+            Real pi[Dim][lanes], sum[Dim][lanes];
+            for (int k = 0; k < Dim; ++k)
+                for (int l = 0; l < lanes; ++l) {
+                    pi[k][l] = l < count ? p[k](first + l) : Real(0);
+                    sum[k][l] = Real(0);
+                }
+            const auto sum_over_j = [&](const auto inv_sqrt) {
+                for (int j = 0; j < n; ++j) {
+                    const Vec<Real, Dim> pj = load(p, j);
+                    const PortableInvSqrt::FoldedMass<Real>& mj = folded(j);  // read in place, not copied
+                    for (int l = 0; l < lanes; ++l) {  // the vectorised loop
+                        Vec<Real, Dim> body, a;
+                        for (int k = 0; k < Dim; ++k) {
+                            body[k] = pi[k][l];
+                            a[k] = sum[k][l];
+                        }
+                        accumulate_pull(body, pj, mj, eps2, a, inv_sqrt);
+                        for (int k = 0; k < Dim; ++k) sum[k][l] = a[k];
+                    }
+                }
+            };
+            if (overflow() == 0)
+                sum_over_j(PortableInvSqrt{});
+            else
+                sum_over_j(SaturatedPortableInvSqrt{});
+            for (int k = 0; k < Dim; ++k)
+                for (int l = 0; l < count; ++l) pull[k](first + l) = sum[k][l];
+        });
+}
+
+template <class Space, class Real, int Dim>
+class Simd final : public KokkosSimulation<Space, Real, Dim> {
+public:
+    using KokkosSimulation<Space, Real, Dim>::KokkosSimulation;
+
+private:
+    void compute_pulls() override {
+        if (folded_masses_.extent(0) != static_cast<std::size_t>(this->n()))
+            folded_masses_ = FoldedMasses<Space, Real>(
+                Kokkos::view_alloc(Kokkos::WithoutInitializing, "nbody::kokkos::simd::folded_masses"), this->n());
+        simd_pulls(this->dispatch(), this->positions(), this->masses(), folded_masses_, overflow_, this->pulls(),
+                   this->n(), this->eps2());
+    }
+
+    FoldedMasses<Space, Real> folded_masses_;
+    OverflowFlag<Space> overflow_{"nbody::kokkos::simd::overflow"};
+};
+
+}  // namespace kokkos
+
+void register_kokkos_simd(Registry& registry) {
+    kokkos::for_each_space([&](auto tag) {
+        using Space = typename decltype(tag)::type;
+        if constexpr (!kokkos::kRunsOnGpu<Space>)
+            registry.add(kokkos::describe_variant<Space, kokkos::Simd>(
+                "simd",
+                "RangePolicy over groups of 128-256 bytes of bodies, a lane loop the compiler vectorises, m_j |d|^-3 "
+                "from standard operations (bit estimate + fitted polynomial, the mass folded into its coefficients)",
+                {},
+                // no GPU space; lowest measured @openmp 0.18 built for the host's ISA
+                // (results/h100-project-kokkos.txt)
+                {.gpu = 0.0, .host = 0.11}));
+    });
+}
+
+}  // namespace nbody
