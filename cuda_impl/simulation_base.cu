@@ -127,10 +127,16 @@ typename CudaSimulation<Real>::Event CudaSimulation<Real>::timing_event() {
     return Event(event);
 }
 
-// External: captured as an event node that records when the graph runs, not as a dependency.
+// While capturing, an external record: an event node that records when the graph runs, not a
+// dependency; outside a capture (the upload's gather, host-staged steps) the flag is refused.
 template <class Real>
 void CudaSimulation<Real>::mark(const Event& event, cudaStream_t stream) {
-    NBODY_CUDA_CHECK(cudaEventRecordWithFlags(event.get(), stream, cudaEventRecordExternal));
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    NBODY_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing == cudaStreamCaptureStatusActive)
+        NBODY_CUDA_CHECK(cudaEventRecordWithFlags(event.get(), stream, cudaEventRecordExternal));
+    else
+        NBODY_CUDA_CHECK(cudaEventRecord(event.get(), stream));
 }
 
 template <class Real>
