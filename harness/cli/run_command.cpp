@@ -164,6 +164,13 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
     progress.reset();
     gather_velocities(m.final_state, problem.distribution);
+    // After the download: the breakdown's steps change nothing written.
+    const std::optional<StepBreakdownOverRanks> breakdown =
+        step_breakdown_over_ranks(*simulation, ranks.communicator(), m.time_per_step_s);
+    const std::vector<std::string> rank_devices =
+        problem.distribution.device != nullptr
+            ? allgather_strings(ranks.communicator(), problem.distribution.device->device_description())
+            : std::vector<std::string>{};
 
     fmt::print("variant          {}\n", variant->id);
     fmt::print("tuning           {}\n", tuning_text(tuning));
@@ -172,11 +179,17 @@ void run(const RunOptions& o, DistributedRun& ranks) {
                o.warmup, problem.constants.G, problem.constants.dt, problem.constants.softening, o.problem.seed,
                from_file ? " (empty fields of --input)" : "");
     fmt::print("ranks            {} ({})\n", problem.distribution.ranks(), ranks.communicator().describe());
+    for (std::size_t r = 0; r < rank_devices.size(); ++r) fmt::print("rank {:<11} {}\n", r, rank_devices[r]);
     fmt::print("upload           {:.6e} s\n", m.upload_s);
     fmt::print("time per step    {:.6e} s ({:.3f} us over {:.3e} s timed)\n", m.time_per_step_s, m.time_per_step_s * 1e6,
                m.time_per_step_s * m.steps);
     fmt::print("interactions/s   {:.4e}\n", interactions_per_second(problem.n, m.time_per_step_s));
     fmt::print("download         {:.6e} s\n", m.download_s);
+    if (breakdown)
+        fmt::print("step breakdown   compute {:.3f} us, exposed communication {:.3f} us, imbalance {:.3f} us of {:.3f} us "
+                   "(device events, mean of {} further synchronised steps)\n",
+                   breakdown->compute_s * 1e6, breakdown->exposed_communication_s * 1e6, breakdown->imbalance_s * 1e6,
+                   breakdown->step_s * 1e6, breakdown->steps);
     std::fflush(stdout);
 
     // A state that overflowed is a failed run, not a result: nothing is written.

@@ -306,6 +306,10 @@ private:
                     };
                 }
                 const Measurement m = measure_variant(*a.simulation, a.initial, c.warmup_steps, c.steps, hooks);
+                const std::optional<StepBreakdownOverRanks> breakdown =
+                    step_breakdown_over_ranks(*a.simulation, spans_ranks_ ? options_.distributions->host()
+                                                                          : DistributedRun::single_process().communicator(),
+                                              m.time_per_step_s);
                 state.ResumeTiming();
                 // A clock that did not move gives no rate (N^2 / 0): a failure to say, not a number to record.
                 if (!(m.time_per_step_s > 0) || !std::isfinite(m.time_per_step_s))
@@ -319,6 +323,12 @@ private:
                 state.counters["download_s"] = m.download_s;
                 state.counters["interactions_per_second"] = ips;
                 if (a.limit > 0) state.counters["efficiency"] = ips / a.limit;
+                if (breakdown) {
+                    state.counters["step_compute_s"] = breakdown->compute_s;
+                    state.counters["step_exposed_communication_s"] = breakdown->exposed_communication_s;
+                    state.counters["step_imbalance_s"] = breakdown->imbalance_s;
+                    state.counters["step_breakdown_steps"] = breakdown->steps;
+                }
             }
         } catch (const std::exception& e) {
             a.error = e.what();

@@ -193,6 +193,40 @@ int rank0_value(Communicator& communicator, int value) {
     return shared;
 }
 
+std::optional<StepBreakdownOverRanks> step_breakdown_over_ranks(Simulation& simulation, Communicator& communicator,
+                                                                double time_per_step_s) {
+    constexpr double kBreakdownSeconds = 0.2;
+    constexpr int kMostBreakdownSteps = 20;
+    const int wanted = time_per_step_s > 0 ? static_cast<int>(std::min<double>(kMostBreakdownSteps, kBreakdownSeconds / time_per_step_s))
+                                           : kMostBreakdownSteps;
+    const int steps = rank0_value(communicator, std::max(1, wanted));
+    const std::optional<Simulation::StepBreakdown> mine = simulation.step_breakdown(steps);
+    if (!mine) return std::nullopt;  // the same variant on every rank: none records one
+    const int ranks = communicator.size();
+    const BlockDecomposition decomposition(2 * static_cast<std::size_t>(ranks), ranks);
+    std::vector<double> values(decomposition.bodies(), 0.0);
+    const BodyBlock own = decomposition.block(communicator.rank());
+    values[own.first] = mine->step_s;
+    values[own.first + 1] = mine->exposed_communication_s;
+    communicator.allgather_in_place(std::span<double>(values), decomposition);
+    double step = 0.0, busy_sum = 0.0, busy_max = 0.0;
+    for (int r = 0; r < ranks; ++r) {
+        const BodyBlock block = decomposition.block(r);
+        const double rank_step = values[block.first];
+        const double busy = std::max(0.0, rank_step - values[block.first + 1]);
+        step = std::max(step, rank_step);
+        busy_sum += busy;
+        busy_max = std::max(busy_max, busy);
+    }
+    StepBreakdownOverRanks breakdown;
+    breakdown.step_s = step;
+    breakdown.compute_s = busy_sum / ranks;
+    breakdown.imbalance_s = busy_max - breakdown.compute_s;
+    breakdown.exposed_communication_s = std::max(0.0, step - busy_max);
+    breakdown.steps = mine->steps;
+    return breakdown;
+}
+
 void gather_velocities(HostState& state, const Distribution& distribution) {
     if (!distribution.spans_ranks()) return;
     std::visit(

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,5 +108,22 @@ void gather_velocities(HostState& state, const Distribution& distribution);
 
 // Every rank's `text` (truncated to 255 bytes), in rank order, through the host all-gather.
 std::vector<std::string> allgather_strings(Communicator& communicator, std::string_view text);
+
+// A step split over every rank (docs/scaling.md, "Per-step breakdown"), from each rank's device
+// events: compute is the ranks' mean time not waiting on communication, imbalance the slowest
+// rank's excess over that mean, exposed communication the rest of the step (the slowest rank's wait).
+struct StepBreakdownOverRanks {
+    double step_s = 0.0;
+    double compute_s = 0.0;
+    double exposed_communication_s = 0.0;
+    double imbalance_s = 0.0;
+    int steps = 0;  // each rank's further steps, each synchronised, the breakdown is the mean of
+};
+
+// Runs the further steps on every rank (about 0.2 s, 1 to 20 steps, from `time_per_step_s`, rank
+// 0's count) and combines them; nullopt when the simulation records no breakdown. Collective:
+// every rank calls it. Advances the simulation's state.
+std::optional<StepBreakdownOverRanks> step_breakdown_over_ranks(Simulation& simulation, Communicator& communicator,
+                                                                double time_per_step_s);
 
 }  // namespace nbody

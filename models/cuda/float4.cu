@@ -32,6 +32,14 @@ unsigned int slices_of(const TuningValues& t) {
     return it->second == "auto" ? 0 : static_cast<unsigned int>(std::stoul(it->second));
 }
 
+// The `exchange` tuning (cuda.sliced): absent means the plain all-gather.
+bool overlaps_exchange_of(const TuningValues& t) {
+    const auto it = t.find("exchange");
+    if (it == t.end() || it->second == "allgather") return false;
+    if (it->second == "overlap") return true;
+    throw UsageError("exchange must be allgather or overlap, got '" + it->second + "'");
+}
+
 // The tuned kernels' values are checked against the workload before the base class touches the device.
 template <class Real, int Dim>
 const TuningValues& checked(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels) {
@@ -61,6 +69,7 @@ public:
           block_(block_size_of(t)),
           kernel_(kernel_for<Real, Dim>(t, kernels)),
           slices_(slices_of(t)),
+          overlaps_exchange_(overlaps_exchange_of(t)),
           packed_(p.n) {
         require_block_fits(pull_kernel(), block_, id);
         if (slices_ == 0) slices_ = slices_filling_the_gpu();
@@ -86,24 +95,63 @@ private:
     const void* pull_kernel() const { return this->distributed() ? kernel_.ranged_function : kernel_.function; }
 
     void compute_pull() override {
-        BodyRange targets = this->owned();
-        if (targets.count() == 0) return;  // an empty trailing block: nothing to pull
-        const std::size_t n = this->problem_.n;
-        pack_bodies<Real, Dim><<<blocks_for(n, block_), block_>>>(this->bodies(), packed_.data(), this->constants_.n);
+        if (this->owned().count() == 0) return;  // an empty trailing block: nothing to pull
+        const int n = this->constants_.n;
+        pack(0, n);
+        launch_pull({.first = 0, .end = n, .skipped_first = n, .skipped_count = 0, .accumulate = false});
+    }
+
+    bool overlaps_exchange() const override { return overlaps_exchange_; }
+    // The owned bodies' positions are this rank's own: packed and pulled before the others arrive.
+    void compute_pull_from_owned_block() override {
+        const BodyRange own = this->owned();
+        if (own.count() == 0) return;
+        pack(own.first, own.end);
+        launch_pull({.first = own.first, .end = own.end, .skipped_first = this->constants_.n, .skipped_count = 0,
+                     .accumulate = false});
+    }
+    void compute_pull_from_other_blocks() override {
+        const BodyRange own = this->owned();
+        if (own.count() == 0) return;
+        const int n = this->constants_.n;
+        if (own.count() == n) return;  // one block holds every body
+        pack(0, own.first);
+        pack(own.end, n);
+        launch_pull({.first = 0, .end = n - own.count(), .skipped_first = own.first, .skipped_count = own.count(),
+                     .accumulate = true});
+    }
+
+    void pack(int first, int end) {
+        if (end <= first) return;
+        DeviceBodies<Real, Dim> bodies = this->bodies();
+        for (int k = 0; k < Dim; ++k) bodies.position[k] += first;
+        bodies.mass += first;
+        pack_bodies<Real, Dim><<<blocks_for(static_cast<std::size_t>(end - first), block_), block_>>>(
+            bodies, packed_.data() + first, end - first);
         NBODY_CUDA_CHECK_LAUNCH();
+    }
+
+    // The owned bodies' pull from `sources`, in slices of at most the tuned count (no more than the
+    // sources have tiles); the first part of a pull (not accumulating) zeroes it for sliced partials.
+    void launch_pull(SourceBodies sources) {
+        BodyRange targets = this->owned();
+        const unsigned int slices =
+            std::max(1u, std::min(slices_, blocks_for(static_cast<std::size_t>(sources.count()), block_)));
         Vec<Real, Dim>* pull_out = this->pull();
-        if (slices_ > 1)
-            NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>)));
+        if (slices > 1 && !sources.accumulate)
+            NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>),
+                                             cudaStreamPerThread));
         const PackedBody<Real>* packed = packed_.data();
         DeviceConstants<Real> constants = this->constants_;
-        void* arguments[] = {&packed, &pull_out, &targets, &constants};
-        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices_), dim3(block_), arguments,
-                                          shared_bytes(), nullptr));
+        void* arguments[] = {&packed, &pull_out, &targets, &sources, &constants};
+        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices), dim3(block_), arguments,
+                                          shared_bytes(), cudaStreamPerThread));
     }
 
     unsigned int block_;
     TiledFloat4Kernel<Real, Dim> kernel_;
     unsigned int slices_;
+    bool overlaps_exchange_;
     DeviceBuffer<PackedBody<Real>> packed_;
 };
 

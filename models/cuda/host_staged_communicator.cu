@@ -45,8 +45,15 @@ void HostStagedDeviceCommunicator::gather(std::span<T* const> axes, const BlockD
                                              cudaMemcpyDeviceToHost, as_stream(stream)));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
     for (std::size_t a = 0; a < axes.size(); ++a) host_.allgather_in_place(std::span<T>(staging.data() + a * n, n), decomposition);
-    for (std::size_t a = 0; a < axes.size(); ++a)
-        NBODY_CUDA_CHECK(cudaMemcpyAsync(axes[a], staging.data() + a * n, n * sizeof(T), cudaMemcpyHostToDevice, as_stream(stream)));
+    // The other blocks only: the owned one may be read meanwhile (the overlapped exchange).
+    const auto copy_back = [&](std::size_t first, std::size_t count) {
+        if (count == 0) return;
+        for (std::size_t a = 0; a < axes.size(); ++a)
+            NBODY_CUDA_CHECK(cudaMemcpyAsync(axes[a] + first, staging.data() + a * n + first, count * sizeof(T),
+                                             cudaMemcpyHostToDevice, as_stream(stream)));
+    };
+    copy_back(0, own.count != 0 ? own.first : n);
+    if (own.count != 0) copy_back(own.first + own.count, n - own.first - own.count);
     NBODY_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
 }
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -103,7 +104,40 @@ CudaSimulation<Real>::CudaSimulation(const Problem& problem, const TuningValues&
       owned_(range_of(owned_block(problem))),
       gathered_capacity_(devices_ != nullptr ? decomposition_.gather_capacity() : problem.n),
       map_(problem, tuning.at("map")),
-      cells_(problem.n) {}
+      cells_(problem.n),
+      events_{timing_event(), timing_event(), timing_event(), timing_event(), timing_event()} {
+    if (!distributed()) return;
+    // Made here, not in the step: the first step is launched inside a stream capture.
+    int least = 0, greatest = 0;
+    NBODY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t stream = nullptr;
+    NBODY_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
+    exchange_stream_.reset(stream);
+    cudaEvent_t fork = nullptr, join = nullptr;
+    NBODY_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    fork_.reset(fork);
+    NBODY_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    join_.reset(join);
+}
+
+template <class Real>
+typename CudaSimulation<Real>::Event CudaSimulation<Real>::timing_event() {
+    cudaEvent_t event = nullptr;
+    NBODY_CUDA_CHECK(cudaEventCreate(&event));
+    return Event(event);
+}
+
+// While capturing, an external record: an event node that records when the graph runs, not a
+// dependency; outside a capture (the upload's gather, host-staged steps) the flag is refused.
+template <class Real>
+void CudaSimulation<Real>::mark(const Event& event, cudaStream_t stream) {
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    NBODY_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing == cudaStreamCaptureStatusActive)
+        NBODY_CUDA_CHECK(cudaEventRecordWithFlags(event.get(), stream, cudaEventRecordExternal));
+    else
+        NBODY_CUDA_CHECK(cudaEventRecord(event.get(), stream));
+}
 
 template <class Real>
 void require_state_of(const Problem& problem, const BodiesT<Real>& initial) {
@@ -134,13 +168,39 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
 template <class Real>
 void CudaSimulation<Real>::allgather(std::span<Real* const> axes) {
     if (!distributed()) throw std::logic_error("allgather in a simulation without a device communicator");
+    mark(events_.exchange_start, cudaStreamPerThread);
     devices_->allgather_in_place(axes, decomposition_, cudaStreamPerThread);
+    mark(events_.exchange_end, cudaStreamPerThread);
+    exchange_kind_ = ExchangeKind::serial;
+}
+
+template <class Real>
+void CudaSimulation<Real>::allgather_overlapped(std::span<Real* const> axes, const std::function<void()>& local,
+                                                const std::function<void()>& remote) {
+    if (!distributed()) throw std::logic_error("allgather_overlapped in a simulation without a device communicator");
+    cudaStream_t exchange = exchange_stream_.get();
+    // Fork: the exchange stream starts after the compute stream's work so far (the drift).
+    NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), cudaStreamPerThread));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(exchange, fork_.get(), 0));
+    // The local work is enqueued first: a host-staged gather blocks the host until it is done.
+    local();
+    mark(events_.local_done, cudaStreamPerThread);
+    mark(events_.exchange_start, exchange);
+    devices_->allgather_in_place(axes, decomposition_, exchange);
+    mark(events_.exchange_end, exchange);
+    // Join: the rest of the step waits for the gathered blocks.
+    NBODY_CUDA_CHECK(cudaEventRecord(join_.get(), exchange));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, join_.get(), 0));
+    remote();
+    exchange_kind_ = ExchangeKind::overlapped;
 }
 
 template <class Real>
 void CudaSimulation<Real>::launch_step() {
+    mark(events_.start, cudaStreamPerThread);
     step_bodies(cells_.data());
     map_.build(cells_.data());
+    mark(events_.end, cudaStreamPerThread);
 }
 
 template <class Real>
@@ -172,6 +232,37 @@ void CudaSimulation<Real>::advance(int steps) {
         return;
     }
     for (int s = 0; s < steps; ++s) NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
+}
+
+template <class Real>
+std::optional<Simulation::StepBreakdown> CudaSimulation<Real>::step_breakdown(int steps) {
+    if (!uploaded_) throw std::logic_error("step_breakdown before the first upload");
+    const auto elapsed = [](const Event& from, const Event& to) {
+        float ms = 0.0f;
+        NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+        return 1e-3 * ms;
+    };
+    Simulation::StepBreakdown sum;
+    for (int s = 0; s < steps; ++s) {
+        advance(1);
+        synchronize();
+        const double step = elapsed(events_.start, events_.end);
+        double exposed = 0.0;
+        if (exchange_kind_ == ExchangeKind::serial) {
+            exposed = elapsed(events_.exchange_start, events_.exchange_end);
+        } else if (exchange_kind_ == ExchangeKind::overlapped) {
+            // The compute stream waited at the join for whatever of the exchange outlasted the local work.
+            exposed = std::max(0.0, elapsed(events_.start, events_.exchange_end) - elapsed(events_.start, events_.local_done));
+        }
+        sum.step_s += step;
+        sum.exposed_communication_s += exposed;
+        ++sum.steps;
+    }
+    if (sum.steps > 0) {
+        sum.step_s /= sum.steps;
+        sum.exposed_communication_s /= sum.steps;
+    }
+    return sum;
 }
 
 template <class Real>
@@ -233,7 +324,28 @@ void SoaSimulation<Real, Dim>::upload_bodies(const BodiesT<Real>& initial) {
     mass_.copy_from_host(initial.m.data(), n);
     // Every rank uploads the same state; the gather makes each rank's block the one it holds.
     if (this->distributed()) gather(Dim + 1);
-    if (needs_initial_pull(this->problem_.workload.integrator)) compute_pull();
+    // Overlapped, every integrator pulls right after the gather, so a step begins with the pull
+    // of its positions (docs/scaling.md): Euler then needs one at the start too.
+    if (needs_initial_pull(this->problem_.workload.integrator) || overlapped()) compute_pull();
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::compute_pull_from_owned_block() {
+    throw std::logic_error("a variant without an overlapped exchange asked for its owned block's pull");
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::compute_pull_from_other_blocks() {
+    throw std::logic_error("a variant without an overlapped exchange asked for the other blocks' pull");
+}
+
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::gather_and_pull() {
+    Real* pointers[Dim];
+    const auto buffers = gathered_axes();
+    for (int k = 0; k < Dim; ++k) pointers[k] = buffers[k]->data();
+    this->allgather_overlapped(std::span<Real* const>(pointers, Dim), [this] { compute_pull_from_owned_block(); },
+                               [this] { compute_pull_from_other_blocks(); });
 }
 
 template <class Real, int Dim>
@@ -247,6 +359,33 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
     const BodyRange own = this->owned();
     const unsigned int blocks = blocks_for(static_cast<std::size_t>(own.count()), kIntegrateBlock);
     const bool distributed = this->distributed();
+    if (overlapped()) {
+        // The pull of this step's positions is already there (the upload's, or the last step's):
+        // integrate, then gather the new positions while pulling from the owned block, and pull
+        // from the others as they arrive; the pull is then the next step's. Every body's cell
+        // comes from the gathered positions, which the kick of leapfrog does not move.
+        if (own.count() > 0) {
+            if (drifts_before_force(integrator)) {
+                advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own,
+                                                                         this->constants_);
+                NBODY_CUDA_CHECK_LAUNCH();
+            } else {
+                advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells,
+                                                                        this->constants_);
+                NBODY_CUDA_CHECK_LAUNCH();
+            }
+        }
+        gather_and_pull();
+        if (drifts_before_force(integrator) && own.count() > 0) {
+            advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells,
+                                                                    this->constants_);
+            NBODY_CUDA_CHECK_LAUNCH();
+        }
+        cells_of_all_bodies<<<blocks_for(this->problem_.n, kIntegrateBlock), kIntegrateBlock>>>(
+            position_[0].data(), position_[1].data(), cells, this->constants_);
+        NBODY_CUDA_CHECK_LAUNCH();
+        return;
+    }
     // Euler has nothing to do before the force: no kernel. An empty trailing block launches none.
     if (drifts_before_force(integrator)) {
         if (own.count() > 0) {

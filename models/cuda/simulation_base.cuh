@@ -10,6 +10,7 @@
 // after the drift, and every rank builds the map of all N. Without a device communicator (one
 // process) the owned block is all N and no collective is called.
 #include <array>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -49,6 +50,7 @@ public:
     void advance(int steps) final;
     void synchronize() final;
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) final;
+    std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final;
 
 protected:
     // True when the problem came with a device communicator: the steps gather positions.
@@ -60,6 +62,11 @@ protected:
     // Every rank's block of each axis (gathered_capacity() elements each) on every rank, on the
     // per-thread default stream; distributed only.
     void allgather(std::span<Real* const> axes);
+    // The overlapped exchange (docs/scaling.md): `local` is launched on the compute stream (the
+    // per-thread default stream) while the axes are gathered on a second stream; `remote` is
+    // launched once they have arrived. Distributed only.
+    void allgather_overlapped(std::span<Real* const> axes, const std::function<void()>& local,
+                              const std::function<void()>& remote);
 
     virtual void upload_bodies(const BodiesT<Real>& initial) = 0;
     // One step (advance before force, pull, advance after force), writing each body's new
@@ -81,6 +88,22 @@ private:
     void capture_step();
     void launch_step();
 
+    struct EventDestroy {
+        void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
+    };
+    struct StreamDestroy {
+        void operator()(cudaStream_t stream) const { cudaStreamDestroy(stream); }
+    };
+    using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
+    // Timing events recorded by every step (captured into the graph as event nodes): the step's
+    // start and end, the exchange's start and end, the end of the overlapped local work.
+    struct StepEvents {
+        Event start, end, exchange_start, exchange_end, local_done;
+    };
+    enum class ExchangeKind { none, serial, overlapped };
+    static Event timing_event();
+    static void mark(const Event& event, cudaStream_t stream);
+
     DeviceCommunicator* const devices_;
     const BlockDecomposition decomposition_;
     const BodyRange owned_;
@@ -88,6 +111,12 @@ private:
     bool uploaded_ = false;
     ActivityMap map_;
     DeviceBuffer<int> cells_;
+    StepEvents events_;
+    ExchangeKind exchange_kind_ = ExchangeKind::none;  // what the step launched, for the breakdown
+    // The overlapped exchange's stream (highest priority, so NCCL's blocks are scheduled ahead of
+    // the pull's) and the fork/join events; distributed only.
+    std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;
+    Event fork_, join_;
     std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy> step_graph_;
 };
 
@@ -118,6 +147,13 @@ protected:
     // bodies(), for at least the owned() bodies i (a variant that computes every i is correct,
     // only slower when distributed).
     virtual void compute_pull() = 0;
+    // The overlapped exchange (the `exchange=overlap` tuning): the pull split in two parts, the
+    // owned bodies pulled from the owned block (its positions are local) while the other blocks
+    // arrive, then from every other block, added. A variant that offers it returns true from
+    // overlaps_exchange() and overrides both parts; each reads bodies() and writes pull().
+    virtual bool overlaps_exchange() const { return false; }
+    virtual void compute_pull_from_owned_block();
+    virtual void compute_pull_from_other_blocks();
 
     DeviceBodies<Real, Dim> bodies() const;
     Vec<Real, Dim>* pull() const { return pull_.data(); }
@@ -132,6 +168,10 @@ private:
     // The position axes, then the masses: the first `axes` of them are gathered by gather().
     std::array<DeviceBuffer<Real>*, Dim + 1> gathered_axes();
     void gather(int axes);
+    // Distributed with overlaps_exchange(): gathers the positions while pulling, the pull of the
+    // gathered positions complete on return.
+    void gather_and_pull();
+    bool overlapped() const { return this->distributed() && overlaps_exchange(); }
     DeviceBuffer<Vec<Real, Dim>> pull_;
 };
 

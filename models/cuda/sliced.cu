@@ -3,15 +3,25 @@
 // fill the GPU twice (slices=auto), so that small N are not left with a fraction of the SMs.
 // Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
 // fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64). Distributed (docs/scaling.md):
-// each rank pulls and integrates its owned block, slicing the bodies j to fill its GPU.
+// each rank pulls and integrates its owned block, slicing the bodies j to fill its GPU; with
+// exchange=overlap (the default) it pulls from its own block while the others' positions arrive.
+#include <utility>
+#include <vector>
+
 #include "tiled_float4.cuh"
 #include "variants.cuh"
 
 namespace nbody::cuda {
 
 VariantDescriptor sliced_variant() {
+    std::vector<TuningParameter> tunings = tuned_float4_tunings("16", "4", "auto");
+    tunings.push_back({.name = "exchange",
+                       .description = "over several ranks: overlap (pull from the owned block while the other blocks are "
+                                      "gathered on a second stream) or allgather (gather, then pull); one rank: no effect",
+                       .default_value = "overlap",
+                       .allowed_values = {"overlap", "allgather"}});
     return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread, j split over blocks to fill the GPU (atomicAdd partials)",
-                           tuned_float4_tunings("16", "4", "auto"),
+                           std::move(tunings),
                            [](const Problem& p, const TuningValues& t) {
                                return make_tiled_float4(p, t, "cuda.sliced", TiledFloat4Kernels::tuned_fast_math);
                            },

@@ -74,6 +74,19 @@ std::unique_ptr<Simulation> make_tiled_float4(const Problem& problem, const Tuni
 std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_default, const std::string& bodies_default,
                                                   const std::string& slices_default);
 
+// The bodies j a ranged launch pulls from: the indices [first, end) of the bodies with
+// [skipped_first, skipped_first + skipped_count) left out (j = v, or v + skipped_count from
+// skipped_first on), so one launch covers every block but the owned one. `accumulate`: add to
+// the pull already there (with gridDim.y > 1 the partials are always added).
+struct SourceBodies {
+    int first = 0;
+    int end = 0;
+    int skipped_first = 0;
+    int skipped_count = 0;
+    bool accumulate = false;
+    int count() const { return end - first; }
+};
+
 namespace {
 
 // 2D (x, y, m, 0), 3D (x, y, z, m).
@@ -99,7 +112,7 @@ __device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
 // range's offset alone moved the shared loads, docs/performance-cuda.md).
 template <class Real, int Dim, int Unroll, int BodiesPerThread, bool Ranged>
 __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, Vec<Real, Dim>* __restrict__ pull_out,
-                                  BodyRange targets, DeviceConstants<Real> c) {
+                                  BodyRange targets, SourceBodies sources, DeviceConstants<Real> c) {
     extern __shared__ __align__(32) unsigned char tile_bytes[];
     PackedBody<Real>* tile = reinterpret_cast<PackedBody<Real>*>(tile_bytes);
     const int targets_first = Ranged ? targets.first : 0;
@@ -113,12 +126,17 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
         a[b] = Vec<Real, Dim>{};
     }
     // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
-    const int tiles = (c.n + blockDim.x - 1) / blockDim.x;
+    const int sources_first = Ranged ? sources.first : 0;
+    const int sources_end = Ranged ? sources.end : c.n;
+    const int source_count = sources_end - sources_first;
+    const int tiles = (source_count + blockDim.x - 1) / blockDim.x;
     const int tiles_per_slice = (tiles + gridDim.y - 1) / gridDim.y;
-    const int slice_end = min(c.n, (blockIdx.y + 1) * tiles_per_slice * blockDim.x);
-    for (int tile_start = blockIdx.y * tiles_per_slice * blockDim.x; tile_start < slice_end; tile_start += blockDim.x) {
-        const int j = tile_start + threadIdx.x;
-        tile[threadIdx.x] = j < c.n ? bodies[j] : PackedBody<Real>{};  // zero mass pads
+    const int slice_end = sources_first + min(source_count, (blockIdx.y + 1) * tiles_per_slice * blockDim.x);
+    for (int tile_start = sources_first + blockIdx.y * tiles_per_slice * blockDim.x; tile_start < slice_end;
+         tile_start += blockDim.x) {
+        const int v = tile_start + threadIdx.x;
+        const int j = Ranged && v >= sources.skipped_first ? v + sources.skipped_count : v;
+        tile[threadIdx.x] = v < sources_end ? bodies[j] : PackedBody<Real>{};  // zero mass pads
         __syncthreads();
         const auto interact = [&](int k) {
             const PackedBody<Real> body_j = tile[k];
@@ -139,8 +157,11 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
         if (i >= targets_end) continue;
-        if (gridDim.y == 1) {
+        if (gridDim.y == 1 && !(Ranged && sources.accumulate)) {
             pull_out[i] = a[b];
+        } else if (gridDim.y == 1) {
+NBODY_UNROLL_AXES
+            for (int k = 0; k < Dim; ++k) pull_out[i][k] += a[b][k];
         } else {
 NBODY_UNROLL_AXES
             for (int k = 0; k < Dim; ++k) atomicAdd(&pull_out[i][k], a[b][k]);

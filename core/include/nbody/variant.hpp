@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -58,6 +59,18 @@ public:
     // May return before device work finishes: call synchronize() before reading a clock.
     virtual void advance(int steps) = 0;
     virtual void synchronize() {}
+    // This rank's time per step split by device events (docs/scaling.md, "Per-step breakdown"),
+    // the mean of `steps` further steps, each synchronised; nullopt where the model records none.
+    // Advances the state: call it after the download of the result.
+    struct StepBreakdown {
+        double step_s = 0.0;                    // first to last event of the step
+        double exposed_communication_s = 0.0;   // the compute stream waiting for the exchange
+        int steps = 0;
+    };
+    virtual std::optional<StepBreakdown> step_breakdown(int steps) {
+        (void)steps;
+        return std::nullopt;
+    }
     // Hands back positions, velocities (masses unchanged) and the activity map (D*D floats) of
     // the current positions (after upload and before any step: of the initial positions), in the
     // precision `state` holds on entry (the problem's).

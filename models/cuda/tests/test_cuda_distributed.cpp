@@ -3,10 +3,11 @@
 // host-staged ones the registry's factory makes (NCCL cannot put two ranks on one GPU). Without a
 // GPU: which variants say they are distributed, the factory's refusal, the missing device
 // communicator. With a GPU: every workload over 1, 2 and 3 ranks (uneven N, an empty trailing
-// block) equals the single-process run bit for bit with one slice (the same sums in the same
-// order), and within the verification thresholds with the default tunings (slices add partial
-// pulls with atomics in any order); one rank through NCCL where the build has it (its collectives
-// captured in the step's CUDA graph).
+// block) equals the single-process run bit for bit with one slice and exchange=allgather (the
+// same sums in the same order), and within the verification thresholds with the default tunings
+// and either exchange (slices add partial pulls with atomics in any order; the overlapped
+// exchange sums the owned block first); one rank through NCCL where the build has it (its
+// collectives captured in the step's CUDA graph, on a second stream when overlapped).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -255,7 +256,7 @@ TEST(CudaDistributed, SeveralRanksWithoutADeviceCommunicatorIsAUsageErrorBeforeA
 
 TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
     if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
-    const TuningValues one_slice{{"slices", "1"}};
+    const TuningValues one_slice{{"slices", "1"}, {"exchange", "allgather"}};
     constexpr int kSteps = 3;
     struct Case {
         std::size_t n;
@@ -276,17 +277,19 @@ TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfT
     if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
     constexpr int kSteps = 3;
     constexpr std::size_t kN = 4099;  // prime: every split uneven
+    for (const char* exchange : {"overlap", "allgather"})
     for (int ranks : {2, 3})
         for (const Workload& w : all_workloads()) {
+            const TuningValues tuning{{"exchange", exchange}};
             const Outcome single = run(problem_of(w, kN), {}, kSteps);
-            const std::vector<Outcome> outcomes = run_on_thread_ranks(ranks, w, kN, {}, kSteps);
+            const std::vector<Outcome> outcomes = run_on_thread_ranks(ranks, w, kN, tuning, kSteps);
             const BlockDecomposition decomposition(kN, ranks);
             // docs/verification.md's thresholds (as test_cuda's): float32 1e-4 / 1e-6, float64 1e-12.
             const bool fp32 = w.precision == Precision::fp32;
             const double position_limit = fp32 ? 1e-4 : 1e-12, velocity_limit = fp32 ? 1e-6 : 1e-12;
             for (int r = 0; r < ranks; ++r) {
                 const Outcome& got = outcomes[static_cast<std::size_t>(r)];
-                const std::string where = case_name(w, kN, ranks, r);
+                const std::string where = case_name(w, kN, ranks, r) + " exchange=" + exchange;
                 const auto [position, velocity] = std::visit(
                     [&](const auto& bodies) {
                         using Bodies = std::decay_t<decltype(bodies)>;

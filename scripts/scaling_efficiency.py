@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Parallel efficiency from `nbody-bench matrix` results over G = 1, 2, 4 ... (docs/scaling.md).
+
+usage: scripts/scaling_efficiency.py RESULTS.json ...   (one file per G, the G = 1 baseline among them)
+
+Strong scaling: E(G) = T(1, N) / (G * T(G, N)); weak scaling (N^2/G constant): E(G) = T(1, N1) / T(G, N)
+where N1 = N / sqrt(G) is the G = 1 size of that series. T is the median time per step over the
+repetitions; the spread printed is (max - min) / median of the repetitions. Each row says whether
+every repetition verified, and the per-step breakdown (compute, exposed communication, imbalance).
+"""
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+
+
+def main(paths):
+    rows = defaultdict(list)  # (group, dim, precision, n, ranks, exchange) -> entries
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b.get("run_type") != "iteration":
+                continue
+            key = ("", b.get("dim"), b.get("precision"), b["n"], b.get("ranks", 1), b["tuning"].get("exchange", "-"))
+            rows[key].append(b)
+    if not rows:
+        sys.exit("scaling_efficiency.py: no repetitions in " + " ".join(paths))
+    stats = {}
+    for key, entries in rows.items():
+        times = [e["time_per_step_s"] for e in entries if not e.get("error_occurred")]
+        if not times:
+            continue
+        median = statistics.median(times)
+        mean_of = lambda field: statistics.mean(e[field] for e in entries if field in e) if any(field in e for e in entries) else None
+        stats[key] = dict(t=median, spread=(max(times) - min(times)) / median, reps=len(times),
+                          verified=all(e.get("verified") for e in entries),
+                          compute=mean_of("step_compute_s"), exposed=mean_of("step_exposed_communication_s"),
+                          imbalance=mean_of("step_imbalance_s"))
+    print(f"{'kind':<7}{'dim':>4}{'prec':>6}{'N':>9}{'G':>3} {'exchange':<10}{'s/step':>12}{'spread':>8}{'E(G)':>7}"
+          f"{'verified':>9}  breakdown us (compute / exposed comm / imbalance)")
+    baseline = {(k[1], k[2], k[3]): v for k, v in stats.items() if k[4] == 1}
+    for key in sorted(stats, key=lambda k: (k[1], k[2], k[5], k[3], k[4])):
+        _, dim, prec, n, g, exchange = key
+        s = stats[key]
+        # Strong when G = 1 ran the same N; otherwise weak, from N / sqrt(G) at G = 1.
+        kind, e = "strong", float("nan")
+        if (dim, prec, n) in baseline:
+            e = baseline[(dim, prec, n)]["t"] / (g * s["t"])
+        else:
+            n1 = int(round(n / math.sqrt(g) / 1024)) * 1024
+            kind = "weak"
+            if (dim, prec, n1) in baseline:
+                e = baseline[(dim, prec, n1)]["t"] / s["t"]
+        breakdown = ("-" if s["compute"] is None else
+                     f"{s['compute'] * 1e6:.1f} / {s['exposed'] * 1e6:.1f} / {s['imbalance'] * 1e6:.1f}")
+        print(f"{kind:<7}{dim:>4}{prec:>6}{n:>9}{g:>3} {exchange:<10}{s['t']:>12.4e}{s['spread'] * 100:>7.2f}%{e:>7.3f}"
+              f"{'yes' if s['verified'] else 'NO':>9}  {breakdown}")
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1:])
