@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "nbody/errors.hpp"
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 #include "openacc.hpp"
 
 namespace nbody {

@@ -1,4 +1,4 @@
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
 

@@ -2,7 +2,7 @@
 #include <string>
 #include <utility>
 
-#include "nbody/model_registration.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
 

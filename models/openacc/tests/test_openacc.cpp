@@ -16,7 +16,7 @@
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
 #include "openacc.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
-#include "verification.hpp"
+#include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
