@@ -2,6 +2,9 @@
 // the CUDA model's fast kernels are (models/thrust/CMakeLists.txt); float64 stays FP64 throughout.
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+#include <string>
+
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/system/cuda/vector.h>
 
@@ -16,6 +19,10 @@ struct Backend {
     template <class T>
     using vector = thrust::cuda::vector<T>;
     static auto policy() { return thrust::cuda::par; }
+    static void synchronize() {
+        const cudaError_t status = cudaDeviceSynchronize();
+        if (status != cudaSuccess) throw std::runtime_error(std::string("thrust@cuda: ") + cudaGetErrorString(status));
+    }
     static Availability availability() {
         int devices = 0;
         const cudaError_t status = cudaGetDeviceCount(&devices);

@@ -16,6 +16,7 @@ struct Backend {
     template <class T>
     using vector = thrust::omp::vector<T>;
     static auto policy() { return thrust::omp::par; }
+    static void synchronize() {}
     static Availability availability() { return {}; }
 };
 }  // namespace nbody::thrust_model::backend_omp

@@ -14,6 +14,7 @@ struct Backend {
     template <class T>
     using vector = thrust::tbb::vector<T>;
     static auto policy() { return thrust::tbb::par; }
+    static void synchronize() {}
     static Availability availability() { return {}; }
 };
 }  // namespace nbody::thrust_model::backend_tbb

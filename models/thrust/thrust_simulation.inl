@@ -1,8 +1,8 @@
 // The Thrust model's one source, compiled once per backend (backend_<space>.*): each includes its
 // system's headers, defines NBODY_THRUST_SPACE (the backend's namespace) and in it the Backend
-// struct (the system's execution policy and vector type, the ids' "@space", availability), then
-// includes this file. Every backend's code lives in a namespace of its own, so the backends' instantiations of
-// the same templates never meet in one binary.
+// struct (the system's execution policy and vector type, the ids' "@space", availability, how to
+// wait for the device), then includes this file. Every backend's code lives in a namespace of its
+// own, so the backends' instantiations of the same templates never meet in one binary.
 //
 // State, structure of arrays in the backend's memory: positions, velocities, pulls per axis,
 // masses; thrust.packed also keeps (x, y, z, m) packed per body. One step: advance_before_force
@@ -300,6 +300,10 @@ public:
             update_map();
         }
     }
+
+    // thrust::<system>::par algorithms return when their work is done; the CUDA backend also waits
+    // for the device here, so the harness's clock never depends on that.
+    void synchronize() override { Backend::synchronize(); }
 
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
         state = BodiesT<Real>(problem_.n, Dim);
