@@ -15,6 +15,9 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
 # models/omp_target/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
 # packager and linker wrapper (the Clang build's omp_target variants)
 packages+=(gcc-12-offload-nvptx clang-tools-16)
+# models/stdpar/ and models/thrust/'s TBB backend: oneTBB (libstdc++ runs the parallel algorithms
+# on it; without it they run serially). models/openacc/ uses gcc-12-offload-nvptx above.
+packages+=(libtbb-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

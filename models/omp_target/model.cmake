@@ -19,6 +19,16 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
       --offload-arch=${NBODY_OMP_TARGET_CLANG_ARCH} -Xopenmp-target=nvptx64-nvidia-cuda -ffast-math
       -Wno-unknown-cuda-version -Wno-pass-failed)
   set(nbody_offload_probe_flags "-fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=${NBODY_OMP_TARGET_CLANG_ARCH} -Wno-unknown-cuda-version")
+  # Debian's Clang 19 keeps the device runtime's bitcode (libomptarget-nvptx-<arch>.bc) in the LLVM
+  # lib folder but looks for it elsewhere ("no library ... found in the default clang lib directory"):
+  # named where it is; Clang 16 finds it there on its own.
+  get_filename_component(nbody_llvm_lib "${CMAKE_CXX_COMPILER}" REALPATH)
+  get_filename_component(nbody_llvm_lib "${nbody_llvm_lib}" DIRECTORY)
+  get_filename_component(nbody_llvm_lib "${nbody_llvm_lib}/../lib" ABSOLUTE)
+  if(EXISTS "${nbody_llvm_lib}/libomptarget-nvptx-${NBODY_OMP_TARGET_CLANG_ARCH}.bc")
+    list(APPEND NBODY_OMP_TARGET_FLAGS --libomptarget-nvptx-bc-path=${nbody_llvm_lib})
+    string(APPEND nbody_offload_probe_flags " --libomptarget-nvptx-bc-path=${nbody_llvm_lib}")
+  endif()
   set(nbody_offload_probe_link ${NBODY_OMP_TARGET_FLAGS})
   set(nbody_offload_missing "Clang ${CMAKE_CXX_COMPILER_VERSION} cannot compile and link for nvptx64-nvidia-cuda (on Debian: clang-tools-16 for clang-offload-packager and clang-linker-wrapper; the CUDA toolkit for ptxas and nvlink)")
 else()
@@ -55,10 +65,11 @@ else()
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     # libomptarget (linked) dlopen()s its device plugins by their unversioned names from its own
     # folder ($ORIGIN): carried without those names it finds no device (docs/performance-openmp.md).
-    get_filename_component(nbody_llvm_lib "${CMAKE_CXX_COMPILER}" REALPATH)
-    get_filename_component(nbody_llvm_lib "${nbody_llvm_lib}" DIRECTORY)
-    set(nbody_llvm_lib "${nbody_llvm_lib}/../lib")
-    foreach(file libomptarget.so.${CMAKE_CXX_COMPILER_VERSION_MAJOR} libomptarget.rtl.cuda.nextgen.so libomptarget.rtl.cuda.so)
+    # Clang 19's libomptarget is libomptarget.so.19.1 (its SONAME) and holds its plugins itself.
+    # (CMake has no CMAKE_CXX_COMPILER_VERSION_MAJOR: the parts are read from the version.)
+    string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" nbody_clang_major_minor "${CMAKE_CXX_COMPILER_VERSION}")
+    foreach(file libomptarget.so.${CMAKE_MATCH_1} libomptarget.so.${CMAKE_MATCH_1}.${CMAKE_MATCH_2}
+                 libomptarget.rtl.cuda.nextgen.so libomptarget.rtl.cuda.so)
       if(EXISTS "${nbody_llvm_lib}/${file}")
         get_filename_component(path "${nbody_llvm_lib}/${file}" REALPATH)
         list(APPEND NBODY_OMP_TARGET_RUNTIME_FILES "${path}=${file}")

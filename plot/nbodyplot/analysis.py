@@ -22,7 +22,7 @@ SMALL_PROBLEM = (1024, 10)
 # Serial space has none: serial.reference is the correctness baseline, not a tuned serial code, so
 # Kokkos Serial ÷ serial measures no portability.
 HAND_WRITTEN_FOR_SPACE = {"cuda": "cuda", "hip": "hip", "sycl": "sycl", "openmp": "omp", "threads": "omp"}
-MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "omp_target", "serial")
+MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "omp_target", "openacc", "thrust", "stdpar", "serial")
 
 
 def ok(configs):
@@ -51,11 +51,19 @@ def hand_written_model(space: str) -> str | None:
     return MODEL_NAMES.get(prefix, prefix) if prefix else None
 
 
-def model_key(model: str):
-    """Hand-written models first (CUDA, OpenMP, serial), then Kokkos by execution space in the same order."""
+def kokkos_partner(model: str) -> str | None:
+    """The hand-written model a Kokkos model is compared with ("Kokkos (cuda)" -> "CUDA"); None for the other
+    models, also those with execution spaces (Thrust, OpenACC's host): the summary's ratio is Kokkos ÷ hand-written."""
     space = model_space(model)
-    prefix = HAND_WRITTEN_FOR_SPACE.get(space) if space else \
-        next((p for p, name in MODEL_NAMES.items() if name == model), model)
+    return hand_written_model(space) if space and model.startswith(MODEL_NAMES["kokkos"] + " (") else None
+
+
+def model_key(model: str):
+    """Models of one execution space first in MODEL_ORDER (CUDA, OpenMP, ..., serial), then those with several:
+    Kokkos by execution space in the same order, then Thrust and OpenACC's host by MODEL_ORDER."""
+    space = model_space(model)
+    base = next((p for p, name in MODEL_NAMES.items() if name == model.partition(" (")[0]), model)
+    prefix = (HAND_WRITTEN_FOR_SPACE.get(space) if base == "kokkos" else base) if space else base
     return (space is not None, MODEL_ORDER.index(prefix) if prefix in MODEL_ORDER else len(MODEL_ORDER), model)
 
 
@@ -169,13 +177,13 @@ class SummaryTable:
 
 
 def comparison_groups(models) -> list[list[str]]:
-    """Each hand-written model with the Kokkos models compared with it, then the Kokkos models with no
+    """Each model that is not Kokkos with the Kokkos models compared with it, then the Kokkos models with no
     hand-written partner, each alone; in model order."""
     models = sorted(models, key=model_key)
-    partner = {m: hand_written_model(model_space(m)) for m in models if model_space(m)}
+    partner = {m: kokkos_partner(m) for m in models if kokkos_partner(m)}
     groups = []
     for m in models:
-        if model_space(m) is None:
+        if m not in partner:
             groups.append([m] + [p for p in models if partner.get(p) == m])
         elif partner[m] not in models:
             groups.append([m])
@@ -193,10 +201,10 @@ def _rows_at(best: dict, group: list[str], problem: tuple) -> list[SummaryRow]:
         c = _best_of_model(best, model, problem)
         if c is not None:
             rows.append(SummaryRow(problem, model, c))
-    hand = next((r for r in rows if model_space(r.model) is None), None)
+    hand = next((r for r in rows if kokkos_partner(r.model) is None), None)
     for r in rows:
-        if model_space(r.model) is not None:
-            r.compared_with = hand_written_model(r.best.space)
+        if kokkos_partner(r.model) is not None:
+            r.compared_with = kokkos_partner(r.model)
             if hand is not None and r.compared_with == hand.model:
                 r.ratio = hand.best.time / r.best.time
     return rows
@@ -259,7 +267,7 @@ def portability_ratios(configs) -> list[RatioSeries]:
             best[key] = c
     series: dict[tuple, list] = {}
     for (dev, build, workload, d, model, n), kokkos in best.items():
-        if kokkos.space is None:
+        if kokkos.space is None or not kokkos.variant.startswith("kokkos."):
             continue
         hand_model = hand_written_model(kokkos.space)
         hand = best.get((dev, build, workload, d, hand_model, n))
@@ -495,6 +503,12 @@ BEST_OF_FAMILIES = {
     "best hand-written variant": lambda v: v.split(".", 1)[0] in ("cuda", "omp", "serial"),
     # directives only: OpenMP target offload runs on GPUs alone, so its PP over CPU+GPU platforms is 0
     "best OpenMP-offload variant": lambda v: v.startswith("omp_target."),
+    # one Thrust source on its CUDA, OpenMP and TBB backends
+    "best Thrust variant": lambda v: v.startswith("thrust."),
+    # C++ parallel algorithms on the CPU only (no nvc++ here): PP 0 over CPU+GPU platforms
+    "best stdpar variant": lambda v: v.startswith("stdpar."),
+    # the GPU variants and their @host builds of the same source
+    "best OpenACC variant": lambda v: v.startswith("openacc."),
 }
 
 

@@ -21,7 +21,8 @@ class InputError(Exception):
 
 
 GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
-MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "omp_target": "OpenMP offload", "cuda": "CUDA", "kokkos": "Kokkos"}
+MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "omp_target": "OpenMP offload", "cuda": "CUDA", "kokkos": "Kokkos",
+               "stdpar": "stdpar", "thrust": "Thrust", "openacc": "OpenACC"}
 # Error field of an entry -> its threshold in context.matrix.verification (docs/results-format.md).
 THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
@@ -176,12 +177,13 @@ class Config:
 
     @property
     def space(self) -> str | None:
-        """The Kokkos execution space (kokkos.naive@cuda -> cuda); None for the other models."""
+        """The execution space of a model with several (kokkos.naive@cuda -> cuda, thrust.packed@tbb -> tbb,
+        openacc.naive@host -> host); None for a variant of one space."""
         return self.variant.split("@", 1)[1] if "@" in self.variant else None
 
     @property
     def model(self) -> str:
-        """The programming model: serial, OpenMP, CUDA, or Kokkos with its execution space."""
+        """The programming model, with its execution space where it has several (Kokkos, Thrust, OpenACC's host)."""
         backend = self.variant.split(".", 1)[0]
         if self.space is not None:
             return f"{MODEL_NAMES.get(backend, backend)} ({self.space})"

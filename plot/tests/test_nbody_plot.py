@@ -385,6 +385,25 @@ class Analysis(unittest.TestCase):
         self.assertEqual(pp([0.5], 2), 0.0)
         self.assertEqual(pp([0.5, None], 2), 0.0)
 
+    def test_only_kokkos_is_paired_with_a_hand_written_model(self):
+        # Thrust and OpenACC's host builds have @space ids too, but no "Kokkos ÷ hand-written" ratio.
+        partner = self.analysis.kokkos_partner
+        self.assertEqual(partner("Kokkos (cuda)"), "CUDA")
+        self.assertEqual(partner("Kokkos (openmp)"), "OpenMP")
+        for model in ("Kokkos (serial)", "Thrust (cuda)", "Thrust (omp)", "OpenACC (host)", "CUDA", "stdpar"):
+            self.assertIsNone(partner(model), model)
+        groups = self.analysis.comparison_groups(["Thrust (omp)", "Thrust (cuda)", "Kokkos (cuda)", "CUDA", "stdpar"])
+        self.assertEqual(groups, [["CUDA", "Kokkos (cuda)"], ["stdpar"], ["Thrust (cuda)"], ["Thrust (omp)"]])
+
+    def test_each_new_model_has_its_best_of_family(self):
+        families = self.analysis.BEST_OF_FAMILIES
+        for family, member, other in (("best Thrust variant", "thrust.packed@tbb", "kokkos.simd@openmp"),
+                                      ("best stdpar variant", "stdpar.blocked", "omp.simd"),
+                                      ("best OpenACC variant", "openacc.naive@host", "omp_target.naive")):
+            self.assertTrue(families[family](member), family)
+            self.assertFalse(families[family](other), family)
+        self.assertFalse(families["best hand-written variant"]("thrust.naive@cuda"))
+
     def test_ladder_sweeps_are_the_longest_n_and_d_sweeps(self):
         problems = [(n, 10) for n in (1024, 2048, 4096)] + [(1024, d) for d in (1000, 5000)] + \
                    [(65536, 100), (1024, 100)]

@@ -1,0 +1,102 @@
+// The stdpar variants' own promises: listed as CPU variants of every workload, each computes the
+// reference's answer on every workload at a size that is not a multiple of any block (each i_block
+// of stdpar.blocked too), the map exactly. (Several ranks are refused by the harness: the variants
+// are not `distributed`.)
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nbody/generator.hpp"
+#include "nbody/registry.hpp"
+#include "verify/verification.hpp"
+
+namespace nbody {
+namespace {
+
+constexpr std::size_t kBodies = 301;
+constexpr int kMapSize = 16;
+constexpr int kSteps = 3;
+
+const std::vector<std::string> kVariants = {"stdpar.plain", "stdpar.blocked"};
+
+const VariantDescriptor& variant(const std::string& id) {
+    const VariantDescriptor* v = builtin_registry().find(id);
+    if (v == nullptr) throw std::logic_error(id + " is not registered");
+    return *v;
+}
+
+TEST(Stdpar, EveryVariantIsListedAsACpuVariantOfEveryWorkload) {
+    std::vector<std::string> listed;
+    for (const auto& v : builtin_registry().all())
+        if (v.backend == "stdpar") listed.push_back(v.id);
+    EXPECT_EQ(listed, kVariants);
+    for (const auto& id : kVariants) {
+        const VariantDescriptor& v = variant(id);
+        EXPECT_FALSE(v.runs_on_gpu) << id;
+        EXPECT_FALSE(v.distributed) << id;
+        EXPECT_TRUE(v.availability().available) << id;
+        EXPECT_GT(v.expected_efficiency, 0.0) << id;
+        for (const Workload& w : all_workloads()) EXPECT_TRUE(v.workloads.supports(w)) << id;
+    }
+    EXPECT_EQ(builtin_registry().build_facts().count("stdpar_backend"), 1u);
+}
+
+struct Case {
+    std::string id;
+    TuningValues tuning;
+    Workload workload;
+    std::string name;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> cases() {
+    std::vector<Case> out;
+    for (const auto& id : kVariants)
+        for (const Workload& w : all_workloads())
+            out.push_back({id, {}, w, id + "/" + std::to_string(w.dim) + "d_" + to_string(w.precision) + "_" +
+                                          to_string(w.integrator)});
+    for (const char* block : {"8", "32"})
+        for (const Workload& w : {Workload{}, Workload{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog}})
+            out.push_back({"stdpar.blocked", {{"i_block", block}}, w,
+                           std::string("stdpar.blocked/i_block=") + block + "/" + std::to_string(w.dim) + "d_" +
+                               to_string(w.precision)});
+    return out;
+}
+
+const ReferenceSolution& reference_for(const Workload& w) {
+    static std::map<Workload, std::unique_ptr<ReferenceSolution>> cache;
+    auto& entry = cache[w];
+    if (!entry)
+        entry = std::make_unique<ReferenceSolution>(generate_state(w, kBodies, 42), PhysicsConstants{}, w.integrator,
+                                                    std::vector<int>{kSteps}, VerificationSettings{});
+    return *entry;
+}
+
+class EveryWorkload : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryWorkload, AgreesWithTheReference) {
+    const Case& c = GetParam();
+    const VariantDescriptor& v = variant(c.id);
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
+    auto sim = v.create(problem, Registry::resolve_tuning(v, c.tuning));
+    const HostState initial = generate_state(c.workload, kBodies, 42);
+    const auto results =
+        verify_simulation(*sim, initial, reference_for(c.workload), kMapSize, default_thresholds(c.workload.precision));
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
+    EXPECT_LT(results[0].errors.max_pos_err, c.workload.precision == Precision::fp32 ? 1e-5 : 1e-13) << c.name;
+    EXPECT_EQ(results[0].errors.map_diff, 0.0) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Stdpar, EveryWorkload, ::testing::ValuesIn(cases()), [](const auto& info) {
+    std::string name = info.param.name;
+    for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return name;
+});
+
+}  // namespace
+}  // namespace nbody

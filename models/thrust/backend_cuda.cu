@@ -1,0 +1,42 @@
+// The Thrust model on its CUDA backend (GPU): thrust.*@cuda. Compiled with --use_fast_math as
+// the CUDA model's fast kernels are (models/thrust/CMakeLists.txt); float64 stays FP64 throughout.
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include <thrust/system/cuda/execution_policy.h>
+#include <thrust/system/cuda/vector.h>
+
+#include "nbody/variant.hpp"
+
+#define NBODY_THRUST_SPACE backend_cuda
+namespace nbody::thrust_model::backend_cuda {
+struct Backend {
+    static constexpr const char* space = "cuda";
+    static constexpr const char* description = "Thrust CUDA backend";
+    static constexpr bool runs_on_gpu = true;
+    template <class T>
+    using vector = thrust::cuda::vector<T>;
+    static auto policy() { return thrust::cuda::par; }
+    static void synchronize() {
+        const cudaError_t status = cudaDeviceSynchronize();
+        if (status != cudaSuccess) throw std::runtime_error(std::string("thrust@cuda: ") + cudaGetErrorString(status));
+    }
+    static Availability availability() {
+        int devices = 0;
+        const cudaError_t status = cudaGetDeviceCount(&devices);
+        if (status != cudaSuccess) {
+            cudaGetLastError();  // clear it: the next CUDA call must not see it
+            return {false, std::string("no CUDA device: ") + cudaGetErrorString(status)};
+        }
+        if (devices == 0) return {false, "no CUDA device found"};
+        return {};
+    }
+};
+}  // namespace nbody::thrust_model::backend_cuda
+#include "thrust_simulation.inl"
+
+namespace nbody {
+void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15); }
+}  // namespace nbody

@@ -1,0 +1,27 @@
+// The Thrust model on its OpenMP backend (CPU): thrust.*@omp.
+#define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_OMP
+#include <omp.h>
+
+#include <thrust/system/omp/execution_policy.h>
+#include <thrust/system/omp/vector.h>
+
+#include "nbody/variant.hpp"
+
+#define NBODY_THRUST_SPACE backend_omp
+namespace nbody::thrust_model::backend_omp {
+struct Backend {
+    static constexpr const char* space = "omp";
+    static constexpr const char* description = "Thrust OpenMP backend";
+    static constexpr bool runs_on_gpu = false;
+    template <class T>
+    using vector = thrust::omp::vector<T>;
+    static auto policy() { return thrust::omp::par; }
+    static void synchronize() {}
+    static Availability availability() { return {}; }
+};
+}  // namespace nbody::thrust_model::backend_omp
+#include "thrust_simulation.inl"
+
+namespace nbody {
+void register_thrust_omp(Registry& registry) { thrust_model::backend_omp::register_backend(registry, 0.004, 0.01); }
+}  // namespace nbody

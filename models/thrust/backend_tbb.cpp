@@ -1,0 +1,25 @@
+// The Thrust model on its TBB backend (CPU): thrust.*@tbb.
+#define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_TBB
+#include <thrust/system/tbb/execution_policy.h>
+#include <thrust/system/tbb/vector.h>
+
+#include "nbody/variant.hpp"
+
+#define NBODY_THRUST_SPACE backend_tbb
+namespace nbody::thrust_model::backend_tbb {
+struct Backend {
+    static constexpr const char* space = "tbb";
+    static constexpr const char* description = "Thrust TBB backend";
+    static constexpr bool runs_on_gpu = false;
+    template <class T>
+    using vector = thrust::tbb::vector<T>;
+    static auto policy() { return thrust::tbb::par; }
+    static void synchronize() {}
+    static Availability availability() { return {}; }
+};
+}  // namespace nbody::thrust_model::backend_tbb
+#include "thrust_simulation.inl"
+
+namespace nbody {
+void register_thrust_tbb(Registry& registry) { thrust_model::backend_tbb::register_backend(registry, 0.004, 0.01); }
+}  // namespace nbody

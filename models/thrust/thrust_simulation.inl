@@ -1,0 +1,473 @@
+// The Thrust model's one source, compiled once per backend (backend_<space>.*): each includes its
+// system's headers, defines NBODY_THRUST_SPACE (the backend's namespace) and in it the Backend
+// struct (the system's execution policy and vector type, the ids' "@space", availability, how to
+// wait for the device), then includes this file. Every backend's code lives in a namespace of its
+// own, so the backends' instantiations of the same templates never meet in one binary.
+//
+// State, structure of arrays in the backend's memory: positions, velocities, pulls per axis,
+// masses; thrust.packed also keeps (x, y, z, m) packed per body. One step: advance_before_force
+// (leapfrog), the variant's pulls, advance_after_force, the activity map (the `map` tuning).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <thrust/copy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/constant_iterator.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
+#include <thrust/sort.h>
+#include <thrust/transform.h>
+
+#include "nbody/errors.hpp"
+#include "nbody/physics.hpp"
+#include "nbody/registry.hpp"
+#include "nbody/variant.hpp"
+
+#if defined(__CUDA_ARCH__)
+#define NBODY_THRUST_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define NBODY_THRUST_UNROLL
+#else
+#define NBODY_THRUST_UNROLL _Pragma("GCC unroll 8")
+#endif
+
+namespace nbody::thrust_model::NBODY_THRUST_SPACE {
+
+using Index = std::int64_t;
+
+// The reciprocal square root of this model: on the GPU the hardware's (rsqrtf, one MUFU.RSQ; the
+// double rsqrt is CUDA's FP64 one, which --use_fast_math leaves alone: no float32 step in float64),
+// on the host the exact 1/sqrt.
+struct InvSqrt {
+    NBODY_HD float operator()(float v) const {
+#if defined(__CUDA_ARCH__)
+        return rsqrtf(v);
+#else
+        return 1.0f / std::sqrt(v);
+#endif
+    }
+    NBODY_HD double operator()(double v) const {
+#if defined(__CUDA_ARCH__)
+        return rsqrt(v);
+#else
+        return 1.0 / std::sqrt(v);
+#endif
+    }
+};
+
+// The one interaction of this model: physics.hpp's accumulate_pull with InvSqrt.
+template <class Real, int Dim>
+NBODY_HD inline void interact(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,
+                              Vec<Real, Dim>& a) {
+    accumulate_pull(pi, pj, mj, eps2, a, InvSqrt{});
+}
+
+// A body's position and mass in one aligned load (float4 / two double2 on the GPU).
+template <class Real>
+struct alignas(4 * sizeof(Real)) Packed {
+    Real x, y, z, m;
+};
+
+// Body j's packed record through the GPU's read-only data cache (every thread of a warp reads the
+// same j: one broadcast load).
+NBODY_HD inline Packed<float> load_packed(const Packed<float>* bodies, Index j) {
+#if defined(__CUDA_ARCH__)
+    const float4 v = __ldg(reinterpret_cast<const float4*>(bodies) + j);
+    return {v.x, v.y, v.z, v.w};
+#else
+    return bodies[j];
+#endif
+}
+NBODY_HD inline Packed<double> load_packed(const Packed<double>* bodies, Index j) {
+#if defined(__CUDA_ARCH__)
+    const double2 xy = __ldg(reinterpret_cast<const double2*>(bodies) + 2 * j);
+    const double2 zm = __ldg(reinterpret_cast<const double2*>(bodies) + 2 * j + 1);
+    return {xy.x, xy.y, zm.x, zm.y};
+#else
+    return bodies[j];
+#endif
+}
+
+template <class Real, int Dim>
+NBODY_HD inline Vec<Real, Dim> position_of(const Packed<Real>& b) {
+    Vec<Real, Dim> p;
+    p[0] = b.x;
+    p[1] = b.y;
+    if constexpr (Dim == 3) p[2] = b.z;
+    return p;
+}
+
+// One more body in `cell` (the atomic count of map=atomic).
+NBODY_HD inline void count_in(int* counts, int cell) {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(counts + cell, 1);
+#else
+    std::atomic_ref<int>(counts[cell]).fetch_add(1, std::memory_order_relaxed);
+#endif
+}
+
+// ---- functors (the algorithms' bodies) --------------------------------------------------------
+
+// An integrator half of physics.hpp on body i.
+template <class Real, int Dim, bool BeforeForce>
+struct AdvanceHalf {
+    Real* position[Dim];
+    Real* velocity[Dim];
+    const Real* pull[Dim];
+    Integrator integrator;
+    Real G, dt;
+    NBODY_HD void operator()(Index i) const {
+        Vec<Real, Dim> p = load_axes<Dim>(position, i), v = load_axes<Dim>(velocity, i);
+        const Vec<Real, Dim> a = load_axes<Dim>(pull, i);
+        if constexpr (BeforeForce)
+            advance_before_force(integrator, p, v, a, G, dt);
+        else
+            advance_after_force(integrator, p, v, a, G, dt);
+        store_axes<Dim>(position, i, p);
+        store_axes<Dim>(velocity, i, v);
+    }
+};
+
+// thrust.naive: body i's pull summed over every j from the per-axis arrays.
+template <class Real, int Dim>
+struct SoaPulls {
+    const Real* position[Dim];
+    const Real* mass;
+    Real* out[Dim];
+    Index n;
+    Real eps2;
+    NBODY_HD void operator()(Index i) const {
+        const Vec<Real, Dim> pi = load_axes<Dim>(position, i);
+        Vec<Real, Dim> a{};
+        for (Index j = 0; j < n; ++j) interact(pi, load_axes<Dim>(position, j), mass[j], eps2, a);
+        store_axes<Dim>(out, i, a);
+    }
+};
+
+// Body i's position and mass into its packed record.
+template <class Real, int Dim>
+struct Pack {
+    const Real* position[Dim];
+    const Real* mass;
+    Packed<Real>* packed;
+    NBODY_HD void operator()(Index i) const {
+        packed[i] = {position[0][i], position[1][i], Dim == 3 ? position[Dim - 1][i] : Real(0), mass[i]};
+    }
+};
+
+// thrust.packed: the pulls of `Bodies` bodies i per call, group + k * groups (neighbouring calls
+// take neighbouring bodies: coalesced on the GPU), each packed j loaded once for all of them.
+template <class Real, int Dim, int Bodies>
+struct PackedPulls {
+    const Packed<Real>* packed;
+    Real* out[Dim];
+    Index n, groups;
+    Real eps2;
+    NBODY_HD void operator()(Index group) const {
+        Vec<Real, Dim> pi[Bodies], a[Bodies];
+        NBODY_THRUST_UNROLL
+        for (int k = 0; k < Bodies; ++k) {
+            const Index i = group + k * groups;
+            pi[k] = position_of<Real, Dim>(load_packed(packed, i < n ? i : n - 1));
+            a[k] = Vec<Real, Dim>{};
+        }
+        for (Index j = 0; j < n; ++j) {
+            const Packed<Real> b = load_packed(packed, j);
+            const Vec<Real, Dim> pj = position_of<Real, Dim>(b);
+            NBODY_THRUST_UNROLL
+            for (int k = 0; k < Bodies; ++k) interact(pi[k], pj, b.m, eps2, a[k]);
+        }
+        NBODY_THRUST_UNROLL
+        for (int k = 0; k < Bodies; ++k) {
+            const Index i = group + k * groups;
+            if (i < n) store_axes<Dim>(out, i, a[k]);
+        }
+    }
+};
+
+// map=atomic: body i counted in its cell.
+template <class Real>
+struct CountAtomic {
+    const Real* x;
+    const Real* y;
+    int* counts;
+    int d;
+    NBODY_HD void operator()(Index i) const {
+        const int cell = activity_cell(x[i], y[i], d);
+        if (cell >= 0) count_in(counts, cell);
+    }
+};
+
+// map=sort: body i's cell as a sort key; `cells` (past every cell) for a body outside the map.
+template <class Real>
+struct CellKey {
+    const Real* x;
+    const Real* y;
+    int d;
+    NBODY_HD int operator()(Index i) const {
+        const int cell = activity_cell(x[i], y[i], d);
+        return cell >= 0 ? cell : d * d;
+    }
+};
+
+// map=atomic: cell c normalised as the reference does (count * activity_scale, float32), its count cleared.
+struct NormaliseAndClear {
+    int* counts;
+    float* map;
+    float scale;
+    NBODY_HD void operator()(Index c) const {
+        map[c] = static_cast<float>(counts[c]) * scale;
+        counts[c] = 0;
+    }
+};
+
+// map=sort: the r-th run of equal keys (cell, count) into the zeroed map.
+struct ScatterRuns {
+    const int* cells;
+    const int* runs;
+    float* map;
+    int cell_count;
+    float scale;
+    NBODY_HD void operator()(Index r) const {
+        if (cells[r] < cell_count) map[cells[r]] = static_cast<float>(runs[r]) * scale;
+    }
+};
+
+// ---- the simulation ---------------------------------------------------------------------------
+
+enum class Force { soa, packed };
+enum class MapCount { atomic, sort };
+
+template <class Vector>
+auto raw(Vector& v) {
+    return thrust::raw_pointer_cast(v.data());
+}
+
+template <class Real, int Dim>
+class ThrustSimulation final : public SimulationOf<Real> {
+public:
+    template <class T>
+    using Vector = typename Backend::template vector<T>;
+
+    ThrustSimulation(const Problem& problem, Force force, int bodies_per_call, MapCount map_count)
+        : problem_(problem),
+          force_(force),
+          bodies_per_call_(bodies_per_call),
+          map_count_(map_count),
+          n_(static_cast<Index>(problem.n)),
+          cells_(problem.d * problem.d),
+          mass_(problem.n),
+          counts_(map_count == MapCount::atomic ? cells_ : 0, 0),
+          map_(cells_, 0.0f) {
+        for (int k = 0; k < Dim; ++k) {
+            position_[k].resize(problem.n);
+            velocity_[k].resize(problem.n);
+            pull_[k].assign(problem.n, Real(0));
+        }
+        if (force == Force::packed) packed_.resize(problem.n);
+        if (map_count == MapCount::sort) {
+            keys_.resize(problem.n);
+            run_cells_.resize(problem.n);
+            run_counts_.resize(problem.n);
+        }
+    }
+
+    using SimulationOf<Real>::upload;
+    using SimulationOf<Real>::download;
+
+    void upload(const BodiesT<Real>& initial) override {
+        for (int k = 0; k < Dim; ++k) {
+            thrust::copy(initial.position(k).begin(), initial.position(k).end(), position_[k].begin());
+            thrust::copy(initial.velocity(k).begin(), initial.velocity(k).end(), velocity_[k].begin());
+        }
+        thrust::copy(initial.m.begin(), initial.m.end(), mass_.begin());
+        if (needs_initial_pull(problem_.workload.integrator)) compute_pulls();
+        update_map();
+    }
+
+    void advance(int steps) override {
+        for (int s = 0; s < steps; ++s) {
+            if (problem_.workload.integrator == Integrator::leapfrog) advance_half<true>();
+            compute_pulls();
+            advance_half<false>();
+            update_map();
+        }
+    }
+
+    // thrust::<system>::par algorithms return when their work is done; the CUDA backend also waits
+    // for the device here, so the harness's clock never depends on that.
+    void synchronize() override { Backend::synchronize(); }
+
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
+        state = BodiesT<Real>(problem_.n, Dim);
+        for (int k = 0; k < Dim; ++k) {
+            thrust::copy(position_[k].begin(), position_[k].end(), state.position(k).begin());
+            thrust::copy(velocity_[k].begin(), velocity_[k].end(), state.velocity(k).begin());
+        }
+        thrust::copy(mass_.begin(), mass_.end(), state.m.begin());
+        activity_map.resize(static_cast<std::size_t>(cells_));
+        thrust::copy(map_.begin(), map_.end(), activity_map.begin());
+    }
+
+private:
+    Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
+
+    template <class F>
+    void for_each_index(Index count, F f) {
+        thrust::for_each(Backend::policy(), thrust::counting_iterator<Index>(0), thrust::counting_iterator<Index>(count), f);
+    }
+
+    template <bool BeforeForce>
+    void advance_half() {
+        AdvanceHalf<Real, Dim, BeforeForce> f;
+        for (int k = 0; k < Dim; ++k) {
+            f.position[k] = raw(position_[k]);
+            f.velocity[k] = raw(velocity_[k]);
+            f.pull[k] = raw(pull_[k]);
+        }
+        f.integrator = problem_.workload.integrator;
+        f.G = static_cast<Real>(problem_.constants.G);
+        f.dt = static_cast<Real>(problem_.constants.dt);
+        for_each_index(n_, f);
+    }
+
+    void compute_pulls() {
+        if (force_ == Force::soa) {
+            SoaPulls<Real, Dim> f;
+            for (int k = 0; k < Dim; ++k) {
+                f.position[k] = raw(position_[k]);
+                f.out[k] = raw(pull_[k]);
+            }
+            f.mass = raw(mass_);
+            f.n = n_;
+            f.eps2 = eps2();
+            for_each_index(n_, f);
+            return;
+        }
+        Pack<Real, Dim> pack;
+        for (int k = 0; k < Dim; ++k) pack.position[k] = raw(position_[k]);
+        pack.mass = raw(mass_);
+        pack.packed = raw(packed_);
+        for_each_index(n_, pack);
+        switch (bodies_per_call_) {
+            case 1: return packed_pulls<1>();
+            case 2: return packed_pulls<2>();
+            case 8: return packed_pulls<8>();
+            default: return packed_pulls<4>();
+        }
+    }
+
+    template <int Bodies>
+    void packed_pulls() {
+        PackedPulls<Real, Dim, Bodies> f;
+        f.packed = raw(packed_);
+        for (int k = 0; k < Dim; ++k) f.out[k] = raw(pull_[k]);
+        f.n = n_;
+        f.groups = (n_ + Bodies - 1) / Bodies;
+        f.eps2 = eps2();
+        for_each_index(f.groups, f);
+    }
+
+    void update_map() {
+        const int d = problem_.d;
+        const float scale = activity_scale(problem_.n, d);
+        const Real* x = raw(position_[0]);
+        const Real* y = raw(position_[1]);
+        if (map_count_ == MapCount::atomic) {
+            for_each_index(n_, CountAtomic<Real>{x, y, raw(counts_), d});
+            for_each_index(cells_, NormaliseAndClear{raw(counts_), raw(map_), scale});
+            return;
+        }
+        // Cells as keys, sorted; each run of equal keys is one cell's count.
+        thrust::transform(Backend::policy(), thrust::counting_iterator<Index>(0), thrust::counting_iterator<Index>(n_),
+                          keys_.begin(), CellKey<Real>{x, y, d});
+        thrust::sort(Backend::policy(), keys_.begin(), keys_.end());
+        const auto ends = thrust::reduce_by_key(Backend::policy(), keys_.begin(), keys_.end(),
+                                                thrust::constant_iterator<int>(1), run_cells_.begin(), run_counts_.begin());
+        const Index runs = ends.first - run_cells_.begin();
+        thrust::fill(Backend::policy(), map_.begin(), map_.end(), 0.0f);
+        for_each_index(runs, ScatterRuns{raw(run_cells_), raw(run_counts_), raw(map_), cells_, scale});
+    }
+
+    Problem problem_;
+    Force force_;
+    int bodies_per_call_;
+    MapCount map_count_;
+    Index n_;
+    int cells_;
+    Vector<Real> position_[Dim], velocity_[Dim], pull_[Dim];
+    Vector<Real> mass_;
+    Vector<Packed<Real>> packed_;
+    Vector<int> counts_;
+    Vector<float> map_;
+    Vector<int> keys_, run_cells_, run_counts_;
+};
+
+// ---- registration -----------------------------------------------------------------------------
+
+inline std::vector<TuningParameter> map_tuning() {
+    return {{.name = "map",
+             .description = "activity-map counting: atomic increments into one count per cell, or sort "
+                            "(the bodies' cells sorted, counted with reduce_by_key)",
+             .default_value = "atomic",
+             .allowed_values = {"atomic", "sort"},
+             .min_value = 0,
+             .max_value = 0}};
+}
+
+inline std::unique_ptr<Simulation> make_simulation(const Problem& p, const TuningValues& t, Force force,
+                                                   const std::string& id) {
+    if (p.distribution.spans_ranks())
+        throw UsageError(id + " runs on one rank only, asked for " + std::to_string(p.distribution.ranks()));
+    const MapCount map = t.at("map") == "sort" ? MapCount::sort : MapCount::atomic;
+    const int bodies = t.contains("bodies") ? static_cast<int>(tuning_int(t, "bodies")) : 1;
+    const bool fp64 = p.workload.precision == Precision::fp64;
+    if (p.workload.dim == 3) {
+        if (fp64) return std::make_unique<ThrustSimulation<double, 3>>(p, force, bodies, map);
+        return std::make_unique<ThrustSimulation<float, 3>>(p, force, bodies, map);
+    }
+    if (fp64) return std::make_unique<ThrustSimulation<double, 2>>(p, force, bodies, map);
+    return std::make_unique<ThrustSimulation<float, 2>>(p, force, bodies, map);
+}
+
+// thrust.naive@<space> and thrust.packed@<space>, with the expected efficiencies of this backend's device.
+inline void register_backend(Registry& registry, double naive_efficiency, double packed_efficiency) {
+    const std::string space = Backend::space;
+    const auto add = [&](const std::string& variant, Force force, std::string description,
+                         std::vector<TuningParameter> tunings, double efficiency) {
+        const std::string id = "thrust." + variant + "@" + space;
+        registry.add({.id = id,
+                      .backend = "thrust",
+                      .execution_space = space,
+                      .description = std::move(description) + " [" + Backend::description + "]",
+                      .tunings = std::move(tunings),
+                      .max_n = 0,
+                      .runs_on_gpu = Backend::runs_on_gpu,
+                      .distributed = false,
+                      .workloads = WorkloadSupport::every(),
+                      .availability = Backend::availability,
+                      .create = [id, force](const Problem& p, const TuningValues& t) { return make_simulation(p, t, force, id); },
+                      .expected_efficiency = efficiency});
+    };
+    add("naive", Force::soa, "thrust::for_each over the bodies i, the j sum inside over the per-axis arrays",
+        map_tuning(), naive_efficiency);
+    std::vector<TuningParameter> packed_tunings = map_tuning();
+    packed_tunings.push_back({.name = "bodies",
+                              .description = "bodies i per functor call, each packed (x, y, z, m) body j loaded once for all of them",
+                              .default_value = "4",
+                              .allowed_values = {"1", "2", "4", "8"},
+                              .min_value = 0,
+                              .max_value = 0});
+    add("packed", Force::packed,
+        "thrust::for_each over groups of bodies i; packed (x, y, z, m) bodies j, on the GPU through the read-only cache",
+        std::move(packed_tunings), packed_efficiency);
+}
+
+}  // namespace nbody::thrust_model::NBODY_THRUST_SPACE
