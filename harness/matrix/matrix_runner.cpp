@@ -497,6 +497,9 @@ private:
                 e.update(common_fields(a));
                 for (const char* name : {"time_per_step_s", "timed_steps", "upload_s", "download_s", "interactions_per_second", "efficiency"})
                     e[name] = counter(name);
+                // The per-step breakdown where the model records one (docs/scaling.md); optional fields.
+                for (const char* name : {"step_compute_s", "step_exposed_communication_s", "step_imbalance_s", "step_breakdown_steps"})
+                    if (r.counters.count(name)) e[name] = counter(name);
                 e["efficiency_limit"] = a.limit > 0 ? json_number_or_null(a.limit) : ordered_json(nullptr);
                 e["efficiency_limit_inputs"] = a.limit_inputs;
                 e["cores_used"] = a.cores ? ordered_json(*a.cores) : ordered_json(nullptr);
