@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "nbody/libgomp_device.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/variant.hpp"
 #include "nbody/workload_dispatch.hpp"
@@ -124,6 +125,7 @@ public:
           mass_(problem.n),
           counts_(static_cast<std::size_t>(cells_), 0),
           map_(static_cast<std::size_t>(cells_), 0.0f) {
+        before_openmp_offload();
         if (device == OffloadDevice::gpu_required) {
             const Availability a = offload_availability();
             if (!a.available) throw std::runtime_error("omp_target variant cannot run here: " + a.reason);

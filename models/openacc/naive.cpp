@@ -2,6 +2,8 @@
 // the j sum inside as a sequential loop (each vector lane one body i).
 #include <openacc.h>
 
+#include <mutex>
+
 #include "openacc_simulation.hpp"
 
 namespace nbody::openacc {
@@ -33,5 +35,12 @@ std::unique_ptr<Simulation> make_naive(const Problem& problem, bool on_gpu) {
 }
 
 int nvidia_devices() { return acc_get_num_devices(acc_device_nvidia); }
+
+void initialise_gpu() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (nvidia_devices() > 0) acc_init(acc_device_nvidia);
+    });
+}
 
 }  // namespace nbody::openacc

@@ -28,6 +28,10 @@ std::unique_ptr<Simulation> create_simulation(const std::string& name, const Pro
 
 // In nbody_openacc_kernels. `on_gpu`: the constructs' `if` clauses.
 int nvidia_devices();  // acc_get_num_devices(acc_device_nvidia)
+// OpenACC's initialisation of the GPU, once per process and only where there is one: before the
+// first GPU simulation, and before the omp_target model's first target construct
+// (nbody/libgomp_device.hpp says why).
+void initialise_gpu();
 std::unique_ptr<Simulation> make_naive(const Problem& problem, bool on_gpu);
 std::unique_ptr<Simulation> make_multi_i(const Problem& problem, int bodies, bool on_gpu);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nbody/errors.hpp"
+#include "nbody/libgomp_device.hpp"
 #include "nbody/registry.hpp"
 #include "openacc.hpp"
 
@@ -66,6 +67,7 @@ std::unique_ptr<Simulation> create_simulation(const std::string& name, const Pro
         const Availability a = gpu_availability();
         if (!a.available) throw std::runtime_error("openacc GPU variant cannot run here: " + a.reason);
     }
+    if (target != Target::host) initialise_gpu();
     for (const VariantEntry& entry : entries())
         if (entry.name == name) return entry.create(problem, tuning, target != Target::host);
     throw std::logic_error(name + " is not an openacc variant");
@@ -104,6 +106,7 @@ void register_openacc_variants(Registry& registry) {
         }
     }
     registry.add_build_fact("openacc_compiler", NBODY_OPENACC_COMPILER);
+    set_openacc_device_initialiser(openacc::initialise_gpu);
 }
 
 }  // namespace nbody
