@@ -38,8 +38,10 @@ int nvidia_devices() { return acc_get_num_devices(acc_device_nvidia); }
 
 void initialise_gpu() {
     static std::once_flag once;
+    // acc_set_device_num initialises the device only if nothing did (acc_init would end the
+    // process where a construct of an @host variant, `if` false, had already done it lazily).
     std::call_once(once, [] {
-        if (nvidia_devices() > 0) acc_init(acc_device_nvidia);
+        if (nvidia_devices() > 0) acc_set_device_num(0, acc_device_nvidia);
     });
 }
 
