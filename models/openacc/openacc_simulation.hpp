@@ -24,6 +24,7 @@
 
 #include "nbody/physics.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 #include "openacc.hpp"
 
 namespace nbody::openacc {
@@ -226,13 +227,9 @@ private:
 // The simulation of `problem` in its precision and dimension with `force`.
 template <class Force>
 std::unique_ptr<Simulation> make_simulation(const Problem& problem, Force force, bool on_gpu) {
-    const bool fp64 = problem.workload.precision == Precision::fp64;
-    if (problem.workload.dim == 3) {
-        if (fp64) return std::make_unique<OpenaccSimulation<double, 3, Force>>(problem, force, on_gpu);
-        return std::make_unique<OpenaccSimulation<float, 3, Force>>(problem, force, on_gpu);
-    }
-    if (fp64) return std::make_unique<OpenaccSimulation<double, 2, Force>>(problem, force, on_gpu);
-    return std::make_unique<OpenaccSimulation<float, 2, Force>>(problem, force, on_gpu);
+    return dispatch_workload(problem.workload, [&]<class Real, int Dim>() -> std::unique_ptr<Simulation> {
+        return std::make_unique<OpenaccSimulation<Real, Dim, Force>>(problem, force, on_gpu);
+    });
 }
 
 }  // namespace nbody::openacc

@@ -18,6 +18,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody::stdpar {
 
@@ -156,8 +157,7 @@ void add_stdpar_variant(Registry& registry, std::string id, std::string descript
                   .availability = {},
                   .create = [id](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                       require_single_rank(p, id);
-                      if (p.workload.precision == Precision::fp64) return std::make_unique<Variant<double>>(p, t);
-                      return std::make_unique<Variant<float>>(p, t);
+                      return make_for_precision<Variant>(p, t);
                   },
                   .expected_efficiency = expected_efficiency});
 }

@@ -29,6 +29,7 @@
 #include "nbody/physics.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 #if defined(__CUDA_ARCH__)
 #define NBODY_THRUST_UNROLL _Pragma("unroll")
@@ -428,13 +429,7 @@ inline std::unique_ptr<Simulation> make_simulation(const Problem& p, const Tunin
         throw UsageError(id + " runs on one rank only, asked for " + std::to_string(p.distribution.ranks()));
     const MapCount map = t.at("map") == "sort" ? MapCount::sort : MapCount::atomic;
     const int bodies = t.contains("bodies") ? static_cast<int>(tuning_int(t, "bodies")) : 1;
-    const bool fp64 = p.workload.precision == Precision::fp64;
-    if (p.workload.dim == 3) {
-        if (fp64) return std::make_unique<ThrustSimulation<double, 3>>(p, force, bodies, map);
-        return std::make_unique<ThrustSimulation<float, 3>>(p, force, bodies, map);
-    }
-    if (fp64) return std::make_unique<ThrustSimulation<double, 2>>(p, force, bodies, map);
-    return std::make_unique<ThrustSimulation<float, 2>>(p, force, bodies, map);
+    return make_for_workload<ThrustSimulation>(p, force, bodies, map);
 }
 
 // thrust.naive@<space> and thrust.packed@<space>, with the expected efficiencies of this backend's device.

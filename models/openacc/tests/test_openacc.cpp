@@ -16,6 +16,7 @@
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
 #include "openacc.hpp"
+#include "reference_check.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
@@ -91,15 +92,6 @@ std::vector<Case> cases() {
     return out;
 }
 
-const ReferenceSolution& reference_for(const Workload& w) {
-    static std::map<Workload, std::unique_ptr<ReferenceSolution>> cache;
-    auto& entry = cache[w];
-    if (!entry)
-        entry = std::make_unique<ReferenceSolution>(generate_state(w, kBodies, 42), PhysicsConstants{}, w.integrator,
-                                                    std::vector<int>{kSteps}, VerificationSettings{});
-    return *entry;
-}
-
 class EveryWorkload : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryWorkload, AgreesWithTheReference) {
@@ -107,12 +99,7 @@ TEST_P(EveryWorkload, AgreesWithTheReference) {
     const VariantDescriptor& v = *builtin_registry().find("openacc." + c.name + "@host");  // the tunings
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = openacc::create_simulation(c.name, problem, Registry::resolve_tuning(v, c.tuning), c.target);
-    const HostState initial = generate_state(c.workload, kBodies, 42);
-    const auto results =
-        verify_simulation(*sim, initial, reference_for(c.workload), kMapSize, default_thresholds(c.workload.precision));
-    ASSERT_EQ(results.size(), 1u);
-    EXPECT_TRUE(results[0].passed) << c.label << ": " << results[0].failure;
-    EXPECT_EQ(results[0].errors.map_diff, 0.0) << c.label;
+    testing::expect_agrees_with_reference(*sim, c.workload, kBodies, kSteps, kMapSize, c.label, false);
 }
 
 INSTANTIATE_TEST_SUITE_P(Openacc, EveryWorkload, ::testing::ValuesIn(cases()), [](const auto& info) {

@@ -11,6 +11,7 @@
 
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
+#include "reference_check.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
@@ -66,15 +67,6 @@ std::vector<Case> cases() {
     return out;
 }
 
-const ReferenceSolution& reference_for(const Workload& w) {
-    static std::map<Workload, std::unique_ptr<ReferenceSolution>> cache;
-    auto& entry = cache[w];
-    if (!entry)
-        entry = std::make_unique<ReferenceSolution>(generate_state(w, kBodies, 42), PhysicsConstants{}, w.integrator,
-                                                    std::vector<int>{kSteps}, VerificationSettings{});
-    return *entry;
-}
-
 class EveryWorkload : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryWorkload, AgreesWithTheReference) {
@@ -82,13 +74,7 @@ TEST_P(EveryWorkload, AgreesWithTheReference) {
     const VariantDescriptor& v = variant(c.id);
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = v.create(problem, Registry::resolve_tuning(v, c.tuning));
-    const HostState initial = generate_state(c.workload, kBodies, 42);
-    const auto results =
-        verify_simulation(*sim, initial, reference_for(c.workload), kMapSize, default_thresholds(c.workload.precision));
-    ASSERT_EQ(results.size(), 1u);
-    EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
-    EXPECT_LT(results[0].errors.max_pos_err, c.workload.precision == Precision::fp32 ? 1e-5 : 1e-13) << c.name;
-    EXPECT_EQ(results[0].errors.map_diff, 0.0) << c.name;
+    testing::expect_agrees_with_reference(*sim, c.workload, kBodies, kSteps, kMapSize, c.name, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stdpar, EveryWorkload, ::testing::ValuesIn(cases()), [](const auto& info) {
