@@ -54,6 +54,14 @@ inline double max_position_error(const Bodies& state, const BodiesT<double>& ref
     return worst;
 }
 
+// The built-in variant `id`. Throws std::logic_error when it is absent, so a test that names a
+// variant the build lost fails instead of skipping its checks.
+inline const VariantDescriptor& registered_variant(const std::string& id) {
+    const VariantDescriptor* v = builtin_registry().find(id);
+    if (v == nullptr) throw std::logic_error(id + " is not registered");
+    return *v;
+}
+
 // Whether a test that sweeps the registry checks `v` in this run. NBODY_TEST_VARIANTS (glob patterns,
 // as `--variants` takes them) narrows the sweep to what a stage is for: the ThreadSanitizer stage
 // checks the threaded spaces, where Serial would only repeat the plain build's checks 10x slower.

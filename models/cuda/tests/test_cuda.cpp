@@ -27,9 +27,12 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::registered_variant;
 
 const std::vector<std::string> kLadder = {"cuda.baseline_aos", "cuda.rsqrt",        "cuda.soa_ldg", "cuda.tiled",
                                           "cuda.nxn_atomic",   "cuda.force_matrix", "cuda.tiled2d", "cuda.float4",
@@ -44,17 +47,11 @@ const std::vector<std::string> kCanonicalOnly = {"cuda.baseline_aos", "cuda.rsqr
 
 constexpr Workload kCanonical{};
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
-
-bool gpu_present() { return variant("cuda.tiled").availability().available; }
+bool gpu_present() { return registered_variant("cuda.tiled").availability().available; }
 
 std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n, int d,
                                    const Workload& workload = kCanonical) {
-    const VariantDescriptor& v = variant(id);
+    const VariantDescriptor& v = registered_variant(id);
     return v.create(Problem{.n = n, .d = d, .constants = {}, .workload = workload, .distribution = {}}, Registry::resolve_tuning(v, tuning));
 }
 
@@ -166,11 +163,11 @@ TEST(CudaRegistry, EveryLadderStepIsACudaVariant) {
         EXPECT_TRUE(std::any_of(v->tunings.begin(), v->tunings.end(), [](const TuningParameter& t) { return t.name == "map"; }))
             << id << " has no activity-map tuning";
     }
-    EXPECT_NE(variant("cuda.force_matrix").max_n, 0u) << "the N x N matrix needs a cap";
+    EXPECT_NE(registered_variant("cuda.force_matrix").max_n, 0u) << "the N x N matrix needs a cap";
 }
 
 TEST(CudaRegistry, AvailabilityMatchesTheProbe) {
-    const Availability a = variant("cuda.tiled").availability();
+    const Availability a = registered_variant("cuda.tiled").availability();
     const auto gpu = builtin_registry().gpu();
     if (!a.available) {
         EXPECT_EQ(a.reason.rfind("no CUDA device", 0), 0u) << a.reason;
@@ -191,17 +188,17 @@ TEST(CudaRegistry, AvailabilityMatchesTheProbe) {
 TEST(CudaWorkloads, TiledRungsClaimEveryWorkloadAndEarlyRungsTheCanonicalOne) {
     ASSERT_EQ(kEveryWorkload.size() + kCanonicalOnly.size(), kLadder.size());
     for (const auto& id : kEveryWorkload)
-        for (const Workload& w : all_workloads()) EXPECT_TRUE(variant(id).workloads.supports(w)) << id << " " << to_string(w);
+        for (const Workload& w : all_workloads()) EXPECT_TRUE(registered_variant(id).workloads.supports(w)) << id << " " << to_string(w);
     for (const auto& id : kCanonicalOnly)
         for (const Workload& w : all_workloads())
-            EXPECT_EQ(variant(id).workloads.supports(w), w == kCanonical) << id << " " << to_string(w);
+            EXPECT_EQ(registered_variant(id).workloads.supports(w), w == kCanonical) << id << " " << to_string(w);
 }
 
 TEST(CudaWorkloads, AnUnsupportedWorkloadIsAUsageErrorBeforeAnyDeviceCall) {
     for (const auto& id : kCanonicalOnly) {
         for (const Workload& w : all_workloads()) {
             if (w == kCanonical) continue;
-            EXPECT_THROW(require_workload(variant(id), w), UsageError) << id << " " << to_string(w);
+            EXPECT_THROW(require_workload(registered_variant(id), w), UsageError) << id << " " << to_string(w);
             // create itself refuses too (no GPU needed: nothing reaches the device).
             try {
                 create(id, {}, 64, 10, w);
@@ -248,7 +245,7 @@ TEST(CudaTunings, KernelTuningsNotCompiledForAWorkloadAreUsageErrorsBeforeAnyDev
 class CudaAgainstReference : public ::testing::TestWithParam<std::tuple<std::string, Workload>> {};
 
 TEST_P(CudaAgainstReference, PositionsAndMaps) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const auto& [id, w] = GetParam();
     Errors worst[2];  // after 1 and after 10 steps
     for (std::size_t n : {1000u, 4099u}) {
@@ -278,7 +275,7 @@ std::vector<std::tuple<std::string, Workload>> claimed_workloads() {
     std::vector<std::tuple<std::string, Workload>> out;
     for (const auto& id : kLadder)
         for (const Workload& w : all_workloads())
-            if (variant(id).workloads.supports(w)) out.emplace_back(id, w);
+            if (registered_variant(id).workloads.supports(w)) out.emplace_back(id, w);
     return out;
 }
 
@@ -297,7 +294,7 @@ INSTANTIATE_TEST_SUITE_P(EveryClaimedWorkload, CudaAgainstReference, ::testing::
 class CudaKernelsOfOtherWorkloads : public ::testing::TestWithParam<Workload> {};
 
 TEST_P(CudaKernelsOfOtherWorkloads, EveryCompiledKernelRuns) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const Workload w = GetParam();
     const std::size_t n = 300;
     const int steps = 2;
@@ -342,7 +339,7 @@ INSTANTIATE_TEST_SUITE_P(
 // some GPUs: then the variant refuses the block size (UsageError naming the registers), it
 // never fails at launch.
 TEST(CudaWorkloads, ABlockTooLargeForTheKernelsRegistersIsAUsageError) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const Workload w{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::euler};
     try {
         const Outcome out = simulate("cuda.sliced", {{"block_size", "1024"}}, 1100, 10, 1, w);
@@ -355,7 +352,7 @@ TEST(CudaWorkloads, ABlockTooLargeForTheKernelsRegistersIsAUsageError) {
 }
 
 TEST(CudaMap, EveryStrategyCountsTheSameCells) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const std::size_t n = 1000;  // not a multiple of any block
     const int d = 37;
     const Outcome atomics = simulate("cuda.tiled", {{"map", "atomic"}}, n, d, 2);
@@ -416,7 +413,7 @@ Problem map_problem(std::size_t n, int d) { return Problem{.n = n, .d = d, .cons
 // The incremental map against a full recount of the same cells on the device (map=atomic) and
 // the host's count, bit for bit, after every one of many steps.
 TEST(CudaMap, IncrementalEqualsAFullRecountBitForBitOnRandomWalks) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     for (const auto& [n, d] : {std::pair<std::size_t, int>{3001, 1}, {3001, 7}, {20000, 300}, {1000, 4099}}) {
         SCOPED_TRACE("N=" + std::to_string(n) + " D=" + std::to_string(d));
         CellWalk walk(n, d, -0.25f, 1.25f, static_cast<unsigned>(n + d));
@@ -445,7 +442,7 @@ TEST(CudaMap, IncrementalEqualsAFullRecountBitForBitOnRandomWalks) {
 // The largest D the suite accepts (kMaxMapSize: 2.1e9 cells, 8.6 GB of counts and 8.6 GB of map),
 // the walk over the whole square and out of it, so the last rows' indices are near 2^31.
 TEST(CudaMap, IncrementalEqualsTheHostCountAtTheLargestD) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const std::size_t n = 4000;
     const int d = kMaxMapSize;
     CellWalk walk(n, d, -0.1f, 1.1f, 14);
@@ -477,7 +474,7 @@ TEST(CudaMap, IncrementalEqualsTheHostCountAtTheLargestD) {
 }
 
 TEST(CudaDeterminism, VariantsWithoutAtomicsRepeatBitForBit) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     const Workload three_d_fp64_leapfrog{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
     for (const Workload& w : {kCanonical, three_d_fp64_leapfrog}) {
         for (const char* id : {"cuda.tiled", "cuda.tiled2d", "cuda.fastmath", "cuda.unrolled", "cuda.persistent"}) {
@@ -490,7 +487,7 @@ TEST(CudaDeterminism, VariantsWithoutAtomicsRepeatBitForBit) {
 }
 
 TEST(CudaTiling, TileRemaindersMatchTheUntiledKernel) {
-    if (!gpu_present()) GTEST_SKIP() << variant("cuda.tiled").availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     // N = 1025: the last tile holds one real body. Tiled (zero-mass padding) and untiled sum the
     // same terms, so they agree to rounding.
     const Outcome untiled = simulate("cuda.soa_ldg", {}, 1025, 10, 1);

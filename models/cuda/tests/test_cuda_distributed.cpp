@@ -29,17 +29,14 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 
 namespace nbody {
 namespace {
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
+using testing::registered_variant;
 
-bool gpu_present() { return variant("cuda.sliced").availability().available; }
+bool gpu_present() { return registered_variant("cuda.sliced").availability().available; }
 
 // What the threads of one simulation share: each rank's contribution to the collective under way.
 class ThreadRanks {
@@ -134,7 +131,7 @@ struct Outcome {
 };
 
 Outcome run(const Problem& problem, const TuningValues& tuning, int steps) {
-    const VariantDescriptor& sliced = variant("cuda.sliced");
+    const VariantDescriptor& sliced = registered_variant("cuda.sliced");
     auto sim = sliced.create(problem, Registry::resolve_tuning(sliced, tuning));
     sim->upload(generate_state(problem.workload, problem.n));
     sim->advance(steps);
@@ -216,7 +213,7 @@ std::string case_name(const Workload& w, std::size_t n, int ranks, int rank) {
 }
 
 TEST(CudaDistributed, CudaSlicedAloneSaysItRunsOverSeveralRanks) {
-    EXPECT_TRUE(variant("cuda.sliced").distributed);
+    EXPECT_TRUE(registered_variant("cuda.sliced").distributed);
     for (const VariantDescriptor& v : builtin_registry().all()) {
         if (v.backend == "cuda" && v.id != "cuda.sliced") {
             EXPECT_FALSE(v.distributed) << v.id;
@@ -249,7 +246,7 @@ TEST(CudaDistributed, TheFactoryMakesHostStagedCollectivesOnTheLocalRanksGpu) {
 TEST(CudaDistributed, SeveralRanksWithoutADeviceCommunicatorIsAUsageErrorBeforeAnyDeviceCall) {
     ThreadRanks shared(2);
     ThreadCommunicator host(shared, 0);
-    const VariantDescriptor& sliced = variant("cuda.sliced");
+    const VariantDescriptor& sliced = registered_variant("cuda.sliced");
     EXPECT_THROW(sliced.create(problem_of(Workload{}, 100, {&host, nullptr}), Registry::resolve_tuning(sliced, {})),
                  UsageError);
 }

@@ -21,26 +21,23 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
 
+using testing::registered_variant;
+
 const std::string kStepwise = "cuda.tiled2d_stepwise";
 const Workload kThreeDLeapfrog{.dim = 3, .precision = Precision::fp32, .integrator = Integrator::leapfrog};
 const Workload kCanonical{};
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
-
-bool gpu_present() { return variant(kStepwise).availability().available; }
+bool gpu_present() { return registered_variant(kStepwise).availability().available; }
 
 std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n,
                                    const Workload& w = kThreeDLeapfrog) {
-    const VariantDescriptor& v = variant(id);
+    const VariantDescriptor& v = registered_variant(id);
     return v.create(Problem{.n = n, .d = 10, .constants = {}, .workload = w}, Registry::resolve_tuning(v, tuning));
 }
 
@@ -113,10 +110,10 @@ TEST(StepwiseRules, CompileTimeShapeIsCompiledOnTheGpu7KernelAndFloat32Only) {
 }
 
 TEST(StepwiseRules, ValuesOutsideTheReportsGridAreRefused) {
-    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"len", "8"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"wid", "32"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"luf", "2048"}}), UsageError);
-    EXPECT_THROW(Registry::resolve_tuning(variant(kStepwise), {{"reduction", "gemm"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(registered_variant(kStepwise), {{"len", "8"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(registered_variant(kStepwise), {{"wid", "32"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(registered_variant(kStepwise), {{"luf", "2048"}}), UsageError);
+    EXPECT_THROW(Registry::resolve_tuning(registered_variant(kStepwise), {{"reduction", "gemm"}}), UsageError);
 }
 
 TEST(StepwiseRules, EveryShapeTheReportAllowsPassesOnEveryRung) {
@@ -139,7 +136,7 @@ TEST(StepwiseRules, EveryShapeTheReportAllowsPassesOnEveryRung) {
 
 TEST(StepwiseRules, Gpu0OffersTheReportsBlockSizes) {
     for (const char* block : {"16", "64", "128", "256"})
-        EXPECT_NO_THROW(Registry::resolve_tuning(variant("cuda.pairwise"), {{"block_size", block}})) << block;
+        EXPECT_NO_THROW(Registry::resolve_tuning(registered_variant("cuda.pairwise"), {{"block_size", block}})) << block;
 }
 
 // The verifier's checks, as `verify` makes them (its default thresholds for the precision:
@@ -184,7 +181,7 @@ TEST(StepwiseLadder, TheCheckCatchesAKernelWithoutForce) {
 }
 
 TEST(StepwiseLadder, EveryRungAndReductionAgreesWithTheReference) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant(kStepwise).availability().reason;
     // Shapes with 1, 2 and 4 threads per body; N not a multiple of any chunk.
     const std::vector<TuningValues> shapes = {{{"len", "1"}, {"wid", "64"}, {"luf", "256"}},
                                               {{"len", "2"}, {"wid", "256"}, {"luf", "512"}},
@@ -204,7 +201,7 @@ TEST(StepwiseLadder, EveryRungAndReductionAgreesWithTheReference) {
 }
 
 TEST(StepwiseLadder, Float64RunsTheRuntimeShapeRungs) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant(kStepwise).availability().reason;
     const Workload fp64{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
     for (const Rung& rung : rungs()) {
         if (rung.tuning.at("compile_time_shape") == "on") continue;
@@ -213,7 +210,7 @@ TEST(StepwiseLadder, Float64RunsTheRuntimeShapeRungs) {
 }
 
 TEST(StepwiseLadder, Gpu0AndTheOtherPartialSumVariantsWithCublas) {
-    if (!gpu_present()) GTEST_SKIP() << variant(kStepwise).availability().reason;
+    if (!gpu_present()) GTEST_SKIP() << registered_variant(kStepwise).availability().reason;
     for (const Workload& w : {kThreeDLeapfrog, kCanonical})
         for (const char* block : {"16", "128"})
             EXPECT_EQ(verification_failures("cuda.pairwise", {{"block_size", block}}, 1000, w), "") << block;

@@ -18,10 +18,13 @@
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "test_support.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::registered_variant;
 
 const char* const kOmpVariants[] = {"omp.static", "omp.edge_sharing", "omp.simd"};
 
@@ -43,12 +46,6 @@ double velocity_bound() {
 template <class Real>
 using Truth = std::conditional_t<std::is_same_v<Real, float>, double, long double>;
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
-
 template <class Real>
 struct Outcome {
     BodiesT<Real> state;
@@ -58,7 +55,7 @@ struct Outcome {
 template <class Real>
 Outcome<Real> simulate(const std::string& id, const TuningValues& tuning, const Workload& workload,
                        const BodiesT<Real>& initial, int d, int steps) {
-    const VariantDescriptor& v = variant(id);
+    const VariantDescriptor& v = registered_variant(id);
     auto sim = v.create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload},
                         Registry::resolve_tuning(v, tuning));
     sim->upload(initial);
@@ -128,7 +125,7 @@ void for_every_workload(Test test) {
 TEST(OmpVariants, DeclareEveryWorkload) {
     for (const char* id : kOmpVariants)
         for (const Workload& w : all_workloads())
-            EXPECT_TRUE(variant(id).workloads.supports(w)) << id << " " << to_string(w);
+            EXPECT_TRUE(registered_variant(id).workloads.supports(w)) << id << " " << to_string(w);
 }
 
 // Every variant, every workload, N = 257 (odd: no lane, block or tile divides it) and 1000,
@@ -259,7 +256,7 @@ TEST(OmpThreadTeam, OneCallOrManyGiveTheSameSteps) {
         for (const char* id : kOmpVariants) {
             for (const char* map : {"private", "atomic", "incremental"}) {
                 const TuningValues tuning{{"map", map}, {"threads", "2"}};
-                const VariantDescriptor& v = variant(id);
+                const VariantDescriptor& v = registered_variant(id);
                 auto sim = v.create(Problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = w},
                                     Registry::resolve_tuning(v, tuning));
                 sim->upload(initial);
@@ -282,7 +279,7 @@ TEST(OmpSimd, EveryInstructionSetWithAndWithoutNewtonWithinTheBounds) {
     constexpr int kSteps = 10;
     constexpr int kMapSize = 10;
     std::vector<std::string> isas;
-    for (const TuningParameter& t : variant("omp.simd").tunings)
+    for (const TuningParameter& t : registered_variant("omp.simd").tunings)
         if (t.name == "isa") isas = t.allowed_values;
     ASSERT_FALSE(isas.empty());
     for_every_workload([&]<class Real>(const Workload& w) {
@@ -315,7 +312,7 @@ TEST(OmpSimd, EveryInstructionSetWithAndWithoutNewtonWithinTheBounds) {
 TEST(OmpTunings, InvalidValuesAreUsageErrors) {
     const std::string procs = std::to_string(omp_get_num_procs());
     for (const char* id : kOmpVariants) {
-        const VariantDescriptor& v = variant(id);
+        const VariantDescriptor& v = registered_variant(id);
         EXPECT_EQ(Registry::resolve_tuning(v, {}).at("threads"), procs) << id << ": default is every core";
         EXPECT_THROW(Registry::resolve_tuning(v, {{"threads", "0"}}), UsageError) << id;
         EXPECT_THROW(Registry::resolve_tuning(v, {{"threads", std::to_string(omp_get_num_procs() + 1)}}), UsageError)
@@ -325,7 +322,7 @@ TEST(OmpTunings, InvalidValuesAreUsageErrors) {
         const Problem huge_map{.n = 16, .d = 65536, .constants = {}, .workload = {}};
         EXPECT_THROW(v.create(huge_map, Registry::resolve_tuning(v, {{"map", "private"}})), UsageError) << id;
     }
-    const VariantDescriptor& simd = variant("omp.simd");
+    const VariantDescriptor& simd = registered_variant("omp.simd");
     EXPECT_THROW(Registry::resolve_tuning(simd, {{"isa", "neon512"}}), UsageError);
     EXPECT_THROW(Registry::resolve_tuning(simd, {{"j_block", "100"}}), UsageError);
     EXPECT_THROW(Registry::resolve_tuning(simd, {{"newton", "2"}}), UsageError);

@@ -21,10 +21,13 @@
 #include "nbody/registry.hpp"
 #include "omp_target.hpp"
 #include "reference_check.hpp"
+#include "test_support.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::registered_variant;
 
 constexpr std::size_t kBodies = 301;
 constexpr int kMapSize = 16;
@@ -33,19 +36,13 @@ constexpr int kSteps = 3;
 const std::vector<std::string> kLadder = {"omp_target.naive", "omp_target.simd", "omp_target.simd_j",
                                           "omp_target.multi_i", "omp_target.tiled"};
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
-
 TEST(OmpTarget, EveryRungIsListedAsAGpuVariantOfEveryWorkload) {
     std::vector<std::string> listed;
     for (const auto& v : builtin_registry().all())
         if (v.backend == "omp_target") listed.push_back(v.id);
     EXPECT_EQ(listed, kLadder);
     for (const auto& id : kLadder) {
-        const VariantDescriptor& v = variant(id);
+        const VariantDescriptor& v = registered_variant(id);
         EXPECT_TRUE(v.runs_on_gpu) << id;
         EXPECT_NE(v.description.find(builtin_registry().build_facts().at("omp_target_compiler")), std::string::npos)
             << id << ": the description names the compiler";
@@ -57,7 +54,7 @@ TEST(OmpTarget, EveryRungIsListedAsAGpuVariantOfEveryWorkload) {
 TEST(OmpTarget, AvailableExactlyWhenLibgompFindsADevice) {
     const bool device = omp_get_num_devices() > 0;
     for (const auto& id : kLadder) {
-        const Availability a = variant(id).availability();
+        const Availability a = registered_variant(id).availability();
         EXPECT_EQ(a.available, device) << id;
         if (!device) {
             EXPECT_NE(a.reason.find("no OpenMP offload device"), std::string::npos) << a.reason;
@@ -67,7 +64,7 @@ TEST(OmpTarget, AvailableExactlyWhenLibgompFindsADevice) {
 
 TEST(OmpTarget, WithoutADeviceTheListedVariantRefusesTheHost) {
     if (omp_get_num_devices() > 0) GTEST_SKIP() << "an offload device is present";
-    const VariantDescriptor& v = variant("omp_target.simd");
+    const VariantDescriptor& v = registered_variant("omp_target.simd");
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = {}};
     EXPECT_THROW(v.create(problem, Registry::resolve_tuning(v, {})), std::runtime_error);
 }
@@ -97,7 +94,7 @@ class OnTheHost : public ::testing::TestWithParam<Case> {};
 
 TEST_P(OnTheHost, AgreesWithTheReference) {
     const Case& c = GetParam();
-    const VariantDescriptor& v = variant(c.id);
+    const VariantDescriptor& v = registered_variant(c.id);
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
     auto sim = omp_target::create_simulation(c.id, problem, Registry::resolve_tuning(v, c.tuning),
                                              omp_target::OffloadDevice::host_fallback_allowed);
@@ -116,7 +113,7 @@ void expect_positions_unchanged(const BodiesT<Real>& initial, const BodiesT<Real
 TEST_P(OnTheHost, OneEulerStepLeavesThePositionsWhereTheyStarted) {
     const Case& c = GetParam();
     if (c.workload.integrator != Integrator::euler) GTEST_SKIP() << "leapfrog kicks before the drift";
-    const VariantDescriptor& v = variant(c.id);
+    const VariantDescriptor& v = registered_variant(c.id);
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
     auto sim = omp_target::create_simulation(c.id, problem, Registry::resolve_tuning(v, c.tuning),
                                              omp_target::OffloadDevice::host_fallback_allowed);

@@ -12,10 +12,13 @@
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
 #include "reference_check.hpp"
+#include "test_support.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
 namespace {
+
+using testing::registered_variant;
 
 constexpr std::size_t kBodies = 301;
 constexpr int kMapSize = 16;
@@ -23,19 +26,13 @@ constexpr int kSteps = 3;
 
 const std::vector<std::string> kVariants = {"stdpar.plain", "stdpar.blocked"};
 
-const VariantDescriptor& variant(const std::string& id) {
-    const VariantDescriptor* v = builtin_registry().find(id);
-    if (v == nullptr) throw std::logic_error(id + " is not registered");
-    return *v;
-}
-
 TEST(Stdpar, EveryVariantIsListedAsACpuVariantOfEveryWorkload) {
     std::vector<std::string> listed;
     for (const auto& v : builtin_registry().all())
         if (v.backend == "stdpar") listed.push_back(v.id);
     EXPECT_EQ(listed, kVariants);
     for (const auto& id : kVariants) {
-        const VariantDescriptor& v = variant(id);
+        const VariantDescriptor& v = registered_variant(id);
         EXPECT_FALSE(v.runs_on_gpu) << id;
         EXPECT_FALSE(v.distributed) << id;
         EXPECT_TRUE(v.availability().available) << id;
@@ -71,7 +68,7 @@ class EveryWorkload : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryWorkload, AgreesWithTheReference) {
     const Case& c = GetParam();
-    const VariantDescriptor& v = variant(c.id);
+    const VariantDescriptor& v = registered_variant(c.id);
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = v.create(problem, Registry::resolve_tuning(v, c.tuning));
     testing::expect_agrees_with_reference(*sim, c.workload, kBodies, kSteps, kMapSize, c.name, true);
