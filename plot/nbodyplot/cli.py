@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, peer, report
+from . import analysis, cost_model, peer, report
 from .results import InputError, load
 
 
@@ -24,6 +24,13 @@ def parse_problem(text: str) -> tuple[int, int]:
     raise argparse.ArgumentTypeError(f"--pp-problem wants N,D (two positive integers), got '{text}'")
 
 
+def parse_exposed(text: str) -> cost_model.ExposedExchange:
+    try:
+        return cost_model.parse_exposed(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="nbody_plot.py",
@@ -40,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--peer", action="append", default=[], metavar="LOG",
                         help="output of the CUDA samples' nbody as scripts/device_run.sh --peer writes it "
                              "(peer-nbody.txt); repeatable: compared with our variants on the same device")
+    parser.add_argument("--exposed-exchange", type=parse_exposed, action="append", default=[],
+                        metavar="W:N:G:SECONDS",
+                        help="an all-gather's duration per step measured outside the results files (a `run`'s step "
+                             "breakdown with exchange=allgather, e.g. 2d/fp32/euler:16384:4:13.594e-6), for the "
+                             "scaling figure's cost model, fitted with the runs of that workload, N and G; "
+                             "repeatable (files recording step_exposed_communication_s need none)")
     parser.add_argument("--no-svg", dest="svg", action="store_false",
                         help="write each figure as PNG only, without its SVG (the committed reports do: the SVGs "
                              "about double a report's size)")
@@ -62,10 +75,11 @@ def run(argv: list[str]) -> Path:
 
     all_configs = configs
     # The per-device figures and tables compare single-process runs; runs over several ranks have their
-    # own figure (rank_scaling) and rows in the per-configuration tables.
+    # own figures (rank_scaling, scaling_efficiency) and rows in the per-configuration tables.
     configs = [c for c in all_configs if c.ranks == 1]
     stems = {
         "rank_scaling": figures.rank_scaling(all_configs, out_dir, formats),
+        "scaling_efficiency": figures.scaling_efficiency(all_configs, out_dir, formats, args.exposed_exchange),
         "time_vs_n": figures.time_vs(configs, "n", out_dir, formats),
         "time_vs_d": figures.time_vs(configs, "d", out_dir, formats),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir, formats),
@@ -90,7 +104,8 @@ def run(argv: list[str]) -> Path:
 
     report_path = out_dir / "report.md"
     report_path.write_text(report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
-                                         peer_runs, peer_comparisons, peer_stems, formats=formats) + "\n",
+                                         peer_runs, peer_comparisons, peer_stems, formats=formats,
+                                         exposed=args.exposed_exchange) + "\n",
                            encoding="utf-8")
     written = [stem for stem in [*stems.values(), *ladder_stems, *pp_stems, *peer_stems] if stem]
     forget_earlier_figures(out_dir, {f"{stem}.{ext}" for stem in written for ext in formats})

@@ -475,6 +475,64 @@ def draw_rank_scaling(configs):
     return fig
 
 
+def scaling_efficiency(configs, out_dir: Path, formats: tuple[str, ...], exposed=()) -> str | None:
+    fig = draw_scaling_efficiency(configs, exposed)
+    return save(fig, out_dir, "scaling_efficiency", formats) if fig else None
+
+
+def draw_scaling_efficiency(configs, exposed=()):
+    """Strong-scaling efficiency E(G) = T(1) / (G T(G)) against bodies per rank, a panel per device, variant,
+    build and workload: a line per G and exchange, bars over the repetitions, and dashed beside it the
+    efficiency of the cost model fitted to the same runs (cost_model.py; `exposed`: exchange durations measured
+    outside the files). None without runs over ranks."""
+    fits = analysis.strong_scaling_fits(configs, exposed)
+    panels = [(f, w) for f in fits for w in sorted({p.config.workload for p in f.points})]
+    if not panels:
+        return None
+    fig, axes = _device_panels(len(panels), width=9.5, height=4.0)
+    colours = plt.get_cmap("tab10").colors
+    for ax, (group, workload) in zip(axes, panels):
+        points = [p for p in group.points if p.config.workload == workload]
+        lines = sorted({(p.ranks, analysis.exchange_of(p.config)) for p in points})
+        for index, (ranks, exchange) in enumerate(lines):
+            line = sorted((p for p in points if (p.ranks, analysis.exchange_of(p.config)) == (ranks, exchange)),
+                          key=lambda p: p.bodies_per_rank)
+            x = [p.bodies_per_rank for p in line]
+            y = [p.efficiency for p in line]
+            low, high = zip(*(p.efficiency_range for p in line))
+            colour = colours[index % len(colours)]
+            ax.plot(x, y, color=colour, marker=MARKERS[index % len(MARKERS)], linestyle="-",
+                    label=f"G = {ranks}, {exchange}")
+            ax.errorbar(x, y, yerr=[[e - lo for e, lo in zip(y, low)], [hi - e for e, hi in zip(y, high)]],
+                        fmt="none", ecolor=colour, capsize=3)
+            ax.plot(x, [group.model_efficiency(p) for p in line], color=colour, linestyle="--", linewidth=1.2,
+                    label=f"G = {ranks}, {exchange}: model")
+        ax.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: (labels[i] == "ideal", labels[i]))
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+        xs = sorted({p.bodies_per_rank for p in points})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs, [str(v) for v in xs], fontsize=8)
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("bodies per GPU, ⌈N/G⌉")
+        ax.set_ylabel("E(G) = T(1) ÷ (G·T(G))")
+        top = max(max(p.efficiency_range[1] for p in points), max(group.model_efficiency(p) for p in points))
+        ax.set_ylim(0, max(1.1, top * 1.05))
+        terms = group.fit.terms
+        fixed = terms.fixed_s.get(workload)
+        ax.set_title(f"{group.device}, {group.variant} ({group.build_label}), {workload_text(workload)}", fontsize=9)
+        ax.text(0.99, 0.03, "model: α " + num(terms.latency_s * 1e6) + " µs/hop, B " +
+                ("∞" if terms.inverse_bandwidth <= 0 else num(terms.bandwidth / 1e9) + " GB/s") +
+                (f", t_fixed {num(fixed * 1e6)} µs" if fixed is not None else "") +
+                (f", t_overlap {num(terms.overlap_s * 1e6)} µs" if terms.overlap_s is not None else ""),
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
+    fig.suptitle("Strong scaling: efficiency against bodies per GPU (bars: range over repetitions; "
+                 "dashed: the cost model fitted to these runs, docs/scaling.md)", fontsize=10)
+    return fig
+
+
 def portability(pp: analysis.Portability, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
     if not pp.rows:

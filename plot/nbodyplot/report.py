@@ -268,18 +268,55 @@ def scaling_section(configs, stem, formats) -> list[str]:
          "parallel efficiency"], rows, formats)
 
 
-def rank_scaling_section(configs, stem, formats) -> list[str]:
+def rank_scaling_section(configs, stem, efficiency_stem, formats, exposed=()) -> list[str]:
     rows = [[s.kind, s.device, s.variant, s.build_label, workload_text(s.workload), s.d, tuning_text(s.tuning), g, n,
              num(time), num(eff)]
             for s in analysis.rank_scaling(configs) for g, n, time, eff in s.points]
-    return figure_and_table_section(
+    lines = figure_and_table_section(
         "Scaling over ranks",
         "One simulation over G ranks (`mpirun -np G`, one GPU or CPU set each; docs/scaling.md). Strong scaling keeps "
         "N; weak scaling keeps N²/G (scripts/scaling_run.sh). Parallel efficiency = interactions per second per rank "
-        "(N² ÷ (G × time per step)) ÷ that of the series' smallest G.",
+        "(N² ÷ (G × time per step)) ÷ that of the series' smallest G (a single-rank run of the same problem "
+        "stands for every `exchange`, which changes nothing on one rank).",
         stem, "No runs over several ranks in these results.",
         ["scaling", "device", "variant", "build", "workload", "D", "tuning", "ranks", "N", "time per step (s)",
          "parallel efficiency"], rows, formats)
+    return lines + strong_scaling_section(configs, efficiency_stem, formats, exposed)
+
+
+def strong_scaling_section(configs, stem, formats, exposed=()) -> list[str]:
+    """Strong-scaling efficiency against bodies per rank with the fitted cost model; nothing without runs over
+    several ranks that a single-rank run of the same problem can be the base of."""
+    fits = analysis.strong_scaling_fits(configs, exposed)
+    if not fits:
+        return []
+    lines = ["### Strong-scaling efficiency against bodies per GPU", "",
+             "E(G) = T(1) ÷ (G × T(G)) of the median times; the range is over every pair of the two runs' "
+             "repetitions. Model: the per-step cost model of docs/scaling.md (`plot/nbodyplot/cost_model.py`) fitted "
+             "to these runs: T(1)/G + (1 − 1/G) t_fixed + the all-gather's (G − 1) α + (G − 1)/G × S/B (overlapped: "
+             "+ t_overlap, less what the owned block's pull hides), by least squares of the relative residuals; "
+             "α, B and t_overlap on the workload with the most points and every recorded exposed exchange "
+             "(`step_exposed_communication_s`, or `--exposed-exchange`), t_fixed per workload. Residual = model ÷ "
+             "measured time − 1.", ""]
+    lines += figure(stem, "Strong-scaling efficiency against bodies per GPU", "", formats)
+    for f in fits:
+        t = f.fit.terms
+        fixed = ", ".join(f"t_fixed {num(v * 1e6)} µs ({workload_text(w)})" for w, v in sorted(t.fixed_s.items()))
+        lines.append(f"- {f.device}, {f.variant} ({f.build_label}): α {num(t.latency_s * 1e6)} µs per hop, B "
+                     + ("unbounded (1/B fitted 0)" if t.inverse_bandwidth <= 0 else f"{num(t.bandwidth / 1e9)} GB/s")
+                     + (f", t_overlap {num(t.overlap_s * 1e6)} µs" if t.overlap_s is not None else "")
+                     + f", {fixed}; fitted on {workload_text(f.fit.reference)}, RMS residual {percent(f.fit.rms)}")
+    lines.append("")
+    rows = []
+    for f in fits:
+        for p in f.points:
+            fitted = f.fit.point(p.config.workload, p.config.n, p.ranks, analysis.exchange_of(p.config))
+            low, high = p.efficiency_range
+            rows.append([f.device, f.variant, f.build_label, workload_text(p.config.workload),
+                         analysis.exchange_of(p.config), p.ranks, p.config.n, p.bodies_per_rank, num(p.efficiency),
+                         f"{num(low)}–{num(high)}", num(fitted.model_efficiency), percent(fitted.residual)])
+    return lines + table(["device", "variant", "build", "workload", "exchange", "ranks", "N", "bodies per GPU",
+                          "E(G)", "E over repetitions", "E model", "model residual"], rows)
 
 
 def portability_section(pps: list, stems: list, formats) -> list[str]:
@@ -541,7 +578,7 @@ def compiler_section(configs) -> list[str]:
 
 def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
            peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = (), *,
-           formats: tuple[str, ...]) -> str:
+           formats: tuple[str, ...], exposed: list = ()) -> str:
     # Runs over several ranks are their own "device" (`device × G ranks`): the per-device comparisons take
     # the single-process runs, the scaling section and the per-configuration tables take every run.
     all_configs = list(configs)
@@ -571,7 +608,8 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += ladder_section(ladder_tables, ladder_stems, formats)
     lines += tiling_ladder.section(configs, table)
     lines += scaling_section(configs, stems["thread_scaling"], formats)
-    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), formats)
+    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), stems.get("scaling_efficiency"), formats,
+                                  exposed)
     lines += compiler_section(configs)
     lines += portability_section(pps, pp_stems, formats)
     lines += verification_section(all_configs, anchors)

@@ -38,8 +38,10 @@ REFUSAL_PATTERNS = (re.compile(r"registers and scratch allow"), re.compile(r"do 
 VERDICTS = ("verified", "failed", "refused", "not verified")
 
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
+# The per-step breakdown of runs over ranks (docs/scaling.md) is optional: older files lack it.
+BREAKDOWN_FIELDS = ("step_compute_s", "step_exposed_communication_s", "step_imbalance_s")
 MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency",
-                   "efficiency_limit") + ERROR_FIELDS
+                   "efficiency_limit") + ERROR_FIELDS + BREAKDOWN_FIELDS
 
 
 def num(value) -> str:
@@ -157,6 +159,7 @@ class Config:
     error: str | None = None
     repetitions: int = 1
     time_stddev_s: float | None = None
+    repetition_times: tuple = ()       # time per step of each repetition, where the file has them
     thresholds: dict = field(default_factory=dict)  # error field -> threshold, when known
     device_limit: float | None = None  # interactions/s of the whole device at efficiency 1
     verification: str | None = None    # "full" / "sampled" / "none"
@@ -390,6 +393,7 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
     elif len(iterations) > 1:
         times = [t for t in (_number(e, "time_per_step_s", path, i) for i, e in iterations) if t is not None]
         stddev = statistics.stdev(times) if len(times) > 1 else None
+    repetition_times = tuple(t for t in (_number(e, "time_per_step_s", path, i) for i, e in iterations) if t is not None)
     errors = [e["error"] for _, e in entries if isinstance(e.get("error"), str) and e["error"]]
     verified_flags = [e["verified"] for _, e in entries if isinstance(e.get("verified"), bool)]
     return Config(
@@ -397,7 +401,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
         backend=first.get("backend") or variant.split(".", 1)[0], tuning=tuning, n=n, d=d, steps=steps,
         values=values, verified=all(verified_flags) if verified_flags else None,
         error=errors[0] if errors else None, repetitions=max(1, len(iterations)),
-        time_stddev_s=stddev, thresholds=dict(thresholds), device_limit=device_limit(kind, context),
+        time_stddev_s=stddev, repetition_times=repetition_times, thresholds=dict(thresholds),
+        device_limit=device_limit(kind, context),
         verification=first.get("verification") if isinstance(first.get("verification"), str) else None,
         verify_steps=_number(first, "verify_steps", path, entries[0][0], int))
 
