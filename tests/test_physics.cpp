@@ -1,5 +1,6 @@
 // One step on hand-computed systems (2D and 3D), the activity map at its edges, momentum
-// conservation, and the integrators' long-run behaviour (energy, time reversibility).
+// conservation, the integrators' long-run behaviour (energy, time reversibility), and the pull in
+// mass-scaled coordinates with the masses it can take.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "nbody/foldable_masses.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
@@ -342,6 +344,64 @@ TEST(Integrators, LeapfrogIsTimeReversibleInFloat64) {
         else
             EXPECT_GT(worst, 1e-7);
     }
+}
+
+// accumulate_scaled_pull from scale_by_mass's body is accumulate_pull's m_j d (|d|^2 + eps2)^(-3/2),
+// up to rounding, in both dimensions and precisions, for masses across the foldable range.
+template <class Real, int Dim>
+void expect_scaled_pull_equals_pull() {
+    const Real eps2 = 4;
+    const Real first[3] = {0.25, 0.75, 0.5}, second[3] = {0.875, 0.125, 0.0625};
+    Vec<Real, Dim> pi, pj;
+    for (int k = 0; k < Dim; ++k) {
+        pi[k] = first[k];
+        pj[k] = second[k];
+    }
+    for (const double m : {1e-12, 0.5, 1.0, 3.0, 1e12}) {
+        Vec<Real, Dim> plain{}, scaled{};
+        accumulate_pull(pi, pj, static_cast<Real>(m), eps2, plain, ExactInvSqrt{});
+        const ScaledBody<Real, Dim> body = scale_by_mass(pj, static_cast<Real>(m), eps2);
+        accumulate_scaled_pull(pi, body.position, body.scale, body.softening, scaled, ExactInvSqrt{});
+        const double tolerance = std::is_same_v<Real, float> ? 1e-5 : 1e-13;
+        for (int k = 0; k < Dim; ++k)
+            EXPECT_NEAR(scaled[k] / plain[k], 1.0, tolerance) << "dim " << Dim << " axis " << k << " mass " << m;
+    }
+}
+
+TEST(ScaledPull, EqualsThePullOfTheUnscaledBody) {
+    expect_scaled_pull_equals_pull<float, 2>();
+    expect_scaled_pull_equals_pull<float, 3>();
+    expect_scaled_pull_equals_pull<double, 2>();
+    expect_scaled_pull_equals_pull<double, 3>();
+}
+
+// The fold's range at eps = 2: eps2/m and (m/eps2)^1.5 within 1e-30..1e30 (float32), i.e.
+// m in 4e-20..4e20; 1e-300..1e300 (float64), m in 4e-200..4e200. Outside, and for masses that are
+// not positive finite numbers, a UsageError names the body and the range.
+TEST(FoldableMasses, InsideTheRangeAreTakenOutsideAreRefusedWithTheBodyNamed) {
+    const auto state_with = [](double mass) {
+        BodiesT<double> bodies(3, 2);
+        bodies.m = {1.0, mass, 1.0};
+        return bodies;
+    };
+    for (const double mass : {4e-20 * 1.01, 1.0, 4e20 * 0.99})
+        EXPECT_NO_THROW(require_foldable_masses(BodiesT<float>::converted_from(state_with(mass)), 2.0, "v", "w")) << mass;
+    for (const double mass : {4e-20 * 0.99, 4e20 * 1.01, 0.0, -1.0, std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN()}) {
+        try {
+            require_foldable_masses(BodiesT<float>::converted_from(state_with(mass)), 2.0, "v", "w");
+            ADD_FAILURE() << "mass " << mass << " taken in float32";
+        } catch (const UsageError& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find("body 1's mass"), std::string::npos) << message;
+            EXPECT_NE(message.find("1e-30..1e+30"), std::string::npos) << message;
+            EXPECT_NE(message.find("w runs it"), std::string::npos) << message;
+        }
+    }
+    EXPECT_NO_THROW(require_foldable_masses(state_with(4e20 * 1.01), 2.0, "v", "w"));
+    EXPECT_NO_THROW(require_foldable_masses(state_with(4e200 * 0.99), 2.0, "v", "w"));
+    EXPECT_THROW(require_foldable_masses(state_with(4e200 * 1.01), 2.0, "v", "w"), UsageError);
+    EXPECT_THROW(require_foldable_masses(state_with(4e-200 * 0.99), 2.0, "v", "w"), UsageError);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+#pragma once
+// The masses physics.hpp's scale_by_mass can fold. Each body j is staged with eps2 s^2 = eps2 / m,
+// and the largest weight the sum forms is q^3 at d = 0, (m / eps2)^(3/2) (more than the unfolded
+// weight m / eps^3 by sqrt(m)): both must stay normal numbers of the workload's type. A variant
+// that folds refuses any other state at upload, before a step, rather than pulling with 0 or
+// infinity.
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "nbody/bodies.hpp"
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+// Both within [1/bound, bound]: 1e30 in float32 (its normal range is 1e-38..3e38), 1e300 in float64,
+// leaving room for the sums of the interaction.
+template <class Real>
+constexpr double foldable_mass_bound() {
+    return std::numeric_limits<Real>::max_exponent10 >= 300 ? 1e300 : 1e30;
+}
+
+// On the bits: variants compiled with -ffinite-math-only may fold an isfinite() or a comparison
+// with NaN away.
+inline bool positive_finite(double value) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(value);
+    return bits > 0 && bits < std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity());
+}
+
+// UsageError naming the first body whose mass the fold cannot take with this softening;
+// `alternative` is a variant that runs such a state, named in the message.
+template <class Real>
+void require_foldable_masses(const BodiesT<Real>& bodies, double softening, const std::string& variant,
+                             const std::string& alternative) {
+    const double bound = foldable_mass_bound<Real>(), eps2 = softening * softening;
+    for (std::size_t j = 0; j < bodies.size(); ++j) {
+        const double m = bodies.m[j];
+        if (positive_finite(m)) {
+            const double staged_softening = eps2 / m, largest_weight = std::pow(m / eps2, 1.5);
+            if (staged_softening >= 1 / bound && staged_softening <= bound && largest_weight >= 1 / bound &&
+                largest_weight <= bound)
+                continue;
+        }
+        char text[320];
+        std::snprintf(text, sizeof text,
+                      "%s: body %zu's mass %.6g with softening %.6g is outside the range its m^-1/2 scaling keeps "
+                      "finite in %s (eps^2/m and (m/eps^2)^1.5 within %.0e..%.0e); %s runs it",
+                      variant.c_str(), j, m, softening, sizeof(Real) == 4 ? "float32" : "float64", 1 / bound, bound,
+                      alternative.c_str());
+        throw UsageError(text);
+    }
+}
+
+}  // namespace nbody
