@@ -11,6 +11,7 @@ void register_kokkos_team_tiled(Registry& registry);
 void register_kokkos_hierarchical(Registry& registry);
 void register_kokkos_simd(Registry& registry);
 void register_kokkos_persistent(Registry& registry);
+void register_kokkos_folded_mass(Registry& registry);
 
 void register_kokkos_variants(Registry& registry) {
     register_kokkos_naive(registry);
@@ -18,6 +19,7 @@ void register_kokkos_variants(Registry& registry) {
     register_kokkos_hierarchical(registry);
     register_kokkos_simd(registry);
     register_kokkos_persistent(registry);
+    register_kokkos_folded_mass(registry);
 
     registry.add_build_fact("kokkos_version", std::to_string(KOKKOS_VERSION / 10000) + "." +
                                                   std::to_string(KOKKOS_VERSION / 100 % 100) + "." +

@@ -7,7 +7,8 @@
 // bodies leaving and re-entering the unit square; tunings outside a space's limits are refused;
 // team_tiled with one, two and four bodies per thread follows the reference; and team_tiled over
 // several ranks (forked processes standing in for MPI ranks on Serial) hands back the single-rank
-// state, with uneven blocks and an empty trailing block.
+// state, with uneven blocks and an empty trailing block; folded_mass refuses masses outside its
+// fold's range at upload, follows the reference at the range's edges, and takes its j == i term out.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -47,7 +48,7 @@ namespace {
 
 using testing::max_position_error;
 
-constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical", "persistent"};
+constexpr const char* kVariants[] = {"naive", "team_tiled", "hierarchical", "persistent", "folded_mass"};
 
 // Whether a variant's steps are kernels the harness launches or records (the `dispatch` tuning),
 // rather than one kernel per advance() (kokkos.persistent).
@@ -1033,6 +1034,149 @@ TEST(Kokkos, PortableInvSqrtFoldsTheMassIntoItsCoefficients) {
         EXPECT_GT(worst_float, 5.0e-8) << "m = " << m;  // the fitted quartic's error, really measured
         EXPECT_LT(worst_double, 6.0e-16L) << "m = " << m;
     }
+}
+
+// The available kokkos.folded_mass variants (one per space).
+std::vector<const VariantDescriptor*> folded_mass_variants() {
+    std::vector<const VariantDescriptor*> out;
+    for (const VariantDescriptor* v : available_kokkos(false))
+        if (v->id.rfind("kokkos.folded_mass@", 0) == 0) out.push_back(v);
+    return out;
+}
+
+// The masses kokkos.folded_mass takes with the default softening: eps2/m and (m/eps2)^1.5 within
+// 1/range..range (1e30 in float32, 1e300 in float64), i.e. eps2 range^(-2/3) <= m <= eps2 range^(2/3).
+struct FoldRange {
+    double lowest, highest;
+};
+template <class Real>
+FoldRange fold_range() {
+    const double eps2 = PhysicsConstants{}.eps2();
+    const double range = std::is_same_v<Real, float> ? 1e30 : 1e300;
+    return {eps2 * std::pow(range, -2.0 / 3.0), eps2 * std::pow(range, 2.0 / 3.0)};
+}
+
+// `n` generated bodies of `workload` at rest, every mass `mass` (or only body `only`'s, when >= 0).
+template <class Real>
+BodiesT<Real> at_rest_with_mass(const Workload& workload, std::size_t n, double mass, int only = -1) {
+    BodiesT<Real> bodies = std::get<BodiesT<Real>>(generate_state(workload, n, 41));
+    for (int axis = 0; axis < bodies.dim; ++axis) std::fill(bodies.velocity(axis).begin(), bodies.velocity(axis).end(), Real(0));
+    for (std::size_t i = 0; i < n; ++i)
+        if (only < 0 || static_cast<std::size_t>(only) == i) bodies.m[i] = static_cast<Real>(mass);
+    return bodies;
+}
+
+// A value of the workload's real type, for std::visit to pick the precision's code.
+std::variant<float, double> real_of(const Workload& workload) {
+    if (workload.precision == Precision::fp32) return 0.0f;
+    return 0.0;
+}
+
+TEST(Kokkos, FoldedMassRefusesMassesOutsideItsRangeAtUpload) {
+    // Just outside either edge, zero, negative and non-finite: upload, before any step, throws a
+    // UsageError naming the body, its mass and the range; the same state with the mass back inside
+    // uploads.
+    const auto variants = folded_mass_variants();
+    if (variants.empty()) GTEST_SKIP() << "no kokkos.folded_mass space can run here";
+    constexpr int kBody = 7;
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : {Workload{2, Precision::fp32, Integrator::euler},
+                                         Workload{3, Precision::fp64, Integrator::leapfrog}})
+            std::visit(
+                [&](auto tag) {
+                    using Real = decltype(tag);
+                    const FoldRange range = fold_range<Real>();
+                    const std::string range_text = std::is_same_v<Real, float> ? "1e-30..1e+30" : "1e-300..1e+300";
+                    const Problem problem{.n = 64, .d = 8, .constants = {}, .workload = workload, .distribution = {}};
+                    for (const double mass : {range.lowest * 0.99, range.highest * 1.01, 0.0, -1.0 / 64,
+                                              std::numeric_limits<double>::infinity(),
+                                              std::numeric_limits<double>::quiet_NaN()}) {
+                        const std::string what = v->id + " " + to_string(workload) + " m=" + std::to_string(mass);
+                        auto sim = v->create(problem, Registry::resolve_tuning(*v, {}));
+                        try {
+                            sim->upload(at_rest_with_mass<Real>(workload, problem.n, mass, kBody));
+                            ADD_FAILURE() << what << ": uploaded";
+                        } catch (const UsageError& e) {
+                            const std::string message = e.what();
+                            EXPECT_NE(message.find(v->id + ": body " + std::to_string(kBody) + "'s mass"),
+                                      std::string::npos) << what << ": " << message;
+                            EXPECT_NE(message.find(range_text), std::string::npos) << what << ": " << message;
+                        }
+                    }
+                    auto sim = v->create(problem, Registry::resolve_tuning(*v, {}));
+                    EXPECT_NO_THROW(sim->upload(at_rest_with_mass<Real>(workload, problem.n, 1.0 / 64, kBody)))
+                        << v->id << " " << to_string(workload);
+                },
+                real_of(workload));
+}
+
+TEST(Kokkos, FoldedMassAtTheEdgesOfItsRangeFollowsTheReference) {
+    // Every body of the mass just inside either edge of the range, at rest: after one Euler step the
+    // velocities are dt G times the pulls, which must follow the reference to the precision's
+    // rounding (the fold's s^2 m = 1 and q^3 neither overflowed nor flushed); ten steps later
+    // (bodies flung far apart at the upper edge) every value is still finite. Both dimensions and
+    // precisions, N = 100 (no multiple of a tile).
+    const auto variants = folded_mass_variants();
+    if (variants.empty()) GTEST_SKIP() << "no kokkos.folded_mass space can run here";
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads()) {
+            if (workload.integrator != Integrator::euler) continue;
+            std::visit(
+                [&](auto tag) {
+                    using Real = decltype(tag);
+                    const FoldRange range = fold_range<Real>();
+                    for (const double mass : {range.lowest * 1.01, range.highest * 0.99}) {
+                        const std::string what = v->id + " " + to_string(workload) + " m=" + std::to_string(mass);
+                        const BodiesT<Real> initial = at_rest_with_mass<Real>(workload, 100, mass);
+                        const auto reference = reference_states(initial, workload.integrator, {1});
+                        const auto got = simulate_in_chunks(*v, initial, workload, 8, {1, 10}, {});
+                        double largest = 0, worst = 0;
+                        for (int axis = 0; axis < workload.dim; ++axis)
+                            for (std::size_t i = 0; i < initial.size(); ++i) {
+                                const double want = static_cast<double>(reference[0].velocity(axis)[i]);
+                                largest = std::max(largest, std::abs(want));
+                                worst = std::max(worst, std::abs(static_cast<double>(got[0].state.velocity(axis)[i]) - want));
+                            }
+                        ASSERT_GT(largest, 0.0) << what;
+                        const double bound = std::is_same_v<Real, float> ? 1e-5 : 1e-13;
+                        EXPECT_LT(worst / largest, bound) << what;
+                        for (int axis = 0; axis < workload.dim; ++axis)
+                            for (std::size_t i = 0; i < initial.size(); ++i)
+                                ASSERT_TRUE(std::isfinite(got[1].state.position(axis)[i]) &&
+                                            std::isfinite(got[1].state.velocity(axis)[i]))
+                                    << what << " body " << i << " after 10 steps";
+                    }
+                },
+                real_of(workload));
+        }
+}
+
+TEST(Kokkos, FoldedMassTakesOutTheTermOfEachBodyOnItself) {
+    // A lone body away from the origin: in scaled coordinates its term on itself is fl(s p) - s p, a
+    // rounding error (an FMA keeps it), which no pull may keep: at rest it stays at rest. Without the
+    // term taken out its velocity would grow by up to dt G (m/eps^2)^1.5 ulp(s p)/2 per step (1e-3
+    // after 10 steps here, measured). One slice, and four: three teams with no tile to sum, which
+    // must take out nothing.
+    const auto variants = folded_mass_variants();
+    if (variants.empty()) GTEST_SKIP() << "no kokkos.folded_mass space can run here";
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads())
+            std::visit(
+                [&](auto tag) {
+                    using Real = decltype(tag);
+                    BodiesT<Real> lone(1, workload.dim);
+                    const double far = std::is_same_v<Real, float> ? 1e6 : 1e14;
+                    for (int axis = 0; axis < workload.dim; ++axis)
+                        lone.position(axis)[0] = static_cast<Real>(far * (1.1 + 0.37 * axis));
+                    lone.m[0] = Real(0.3);
+                    for (const char* slices : {"1", "4"}) {
+                        const auto got = simulate_in_chunks(*v, lone, workload, 8, {10}, {{"slices", slices}});
+                        for (int axis = 0; axis < workload.dim; ++axis)
+                            EXPECT_LT(std::abs(static_cast<double>(got[0].state.velocity(axis)[0])), 1e-9)
+                                << v->id << " " << to_string(workload) << " slices=" << slices << " axis " << axis;
+                    }
+                },
+                real_of(workload));
 }
 
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
