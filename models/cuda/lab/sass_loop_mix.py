@@ -26,6 +26,7 @@ for fn in re.split(r'\n\s+Function : ', txt)[1:]:
         op = s.split()[0]
         c[op] += 1
     fp = sum(v for k, v in c.items() if k.split('.')[0] in ('FADD', 'FMUL', 'FFMA'))
+    fp64 = sum(v for k, v in c.items() if k.split('.')[0] in ('DADD', 'DMUL', 'DFMA'))
     mufu = sum(v for k, v in c.items() if k.startswith('MUFU'))
-    print(name[:90], 'loop instrs', len(best), 'FP32', fp, 'MUFU', mufu, 'ratio FP/MUFU %.2f' % (fp / max(mufu, 1)), 'total/MUFU %.2f' % (len(best) / max(mufu, 1)))
+    print(name[:90], 'loop instrs', len(best), 'FP32', fp, 'FP64', fp64, 'MUFU', mufu, 'ratio FP/MUFU %.2f' % ((fp + fp64) / max(mufu, 1)), 'total/MUFU %.2f' % (len(best) / max(mufu, 1)))
     print('   ', ' '.join('%s:%d' % kv for kv in c.most_common(14)))
