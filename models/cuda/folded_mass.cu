@@ -141,15 +141,17 @@ folded_pull(DeviceBodies<Real, Dim> bodies, const Packed4<Real>* __restrict__ sc
                 next = j < n ? scaled[j] : padding;
                 if constexpr (kSofteningApart) next_softening = j < n ? softening[j] : Real(1);
             }
+            const Packed4<Real>* bodies_j = tile[parity];
+            const Real* softening_j = tile_softening[kSofteningApart ? parity : 0];
 #pragma unroll kUnroll
             for (int k = 0; k < kBlock; ++k) {
+                const Packed4<Real> body_j = bodies_j[k];
                 Vec<Real, Dim> scaled_j;
                 Real s, e;
-                unpack_folded<Real, Dim>(tile[parity][k], kSofteningApart ? tile_softening[parity][k] : Real(0), scaled_j,
-                                         s, e);
+                unpack_folded<Real, Dim>(body_j, kSofteningApart ? softening_j[k] : Real(0), scaled_j, s, e);
+#pragma unroll
                 for (int b = 0; b < kBodiesPerThread<Real>; ++b)
                     accumulate_scaled_pull(pi[b], scaled_j, s, e, a[b], NormalRsqrt{});
-                for (int b = 0; b < kBodiesPerThread<Real>; ++b) accumulate_scaled_pull(pi[b], scaled_j, s, e, a[b], NormalRsqrt{});
             }
             parity ^= 1;
         }

@@ -116,6 +116,18 @@ NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
 }
 
+// a b + c in one rounding on the GPU (fma: nvcc does not always contract a - b c written apart);
+// on the host as written, contracted where the compiler's flags allow (a call of std::fma would be
+// a library call without FMA instructions in the target ISA).
+template <class Real>
+NBODY_HD inline Real fused_multiply_add(Real a, Real b, Real c) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return fma(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
+
 // Body j with its mass folded into its coordinates: s = m_j^(-1/2), the position times s, and
 // eps2 s^2. In these coordinates d' = s p_j - s p_i = s d (one fused multiply-add per axis),
 // r2' = |d'|^2 + eps2 s^2 = s^2 (|d|^2 + eps2) and q = r2'^(-1/2), so that q^3 d' is
@@ -144,22 +156,21 @@ NBODY_UNROLL_AXES
 }
 
 // accumulate_pull from a ScaledBody j (position s p_j, scale s, softening eps2 s^2). Instructions
-// where the compiler contracts (nvcc does by default): Dim fma for d', Dim fma for r2', 2 mul, Dim
-// fma, plus inv_sqrt: one multiply fewer than accumulate_pull. s p_j rounds once, so d' carries an
-// ulp of s p_j rather than of d.
+// on the GPU: Dim fma for d', Dim fma for r2', 2 mul, Dim fma, plus inv_sqrt: one multiply fewer
+// than accumulate_pull. s p_j rounds once, so d' carries an ulp of s p_j rather than of d.
 template <class Real, int Dim, class InvSqrt>
 NBODY_HD inline void accumulate_scaled_pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& scaled_pj, Real scale,
                                             Real scaled_softening, Vec<Real, Dim>& a, InvSqrt inv_sqrt) {
     Real d[Dim];
 NBODY_UNROLL_AXES
-    for (int k = 0; k < Dim; ++k) d[k] = scaled_pj[k] - scale * pi[k];
+    for (int k = 0; k < Dim; ++k) d[k] = fused_multiply_add(-scale, pi[k], scaled_pj[k]);
     Real r2 = scaled_softening;
 NBODY_UNROLL_AXES
     for (int k = Dim - 1; k >= 0; --k) r2 = add_square(d[k], r2);
     const Real q = inv_sqrt(r2);
     const Real weight = q * q * q;
 NBODY_UNROLL_AXES
-    for (int k = 0; k < Dim; ++k) a[k] += weight * d[k];
+    for (int k = 0; k < Dim; ++k) a[k] = fused_multiply_add(weight, d[k], a[k]);
 }
 
 // The 2D form on scalars (the same arithmetic, for kernels that keep x and y apart).
