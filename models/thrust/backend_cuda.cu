@@ -19,6 +19,16 @@ struct Backend {
     template <class T>
     using vector = thrust::cuda::vector<T>;
     static auto policy() { return thrust::cuda::par; }
+    // The threads the GPU keeps resident at once: what thrust.split_j's work items must fill.
+    static long concurrent_threads() {
+        int device = 0, multiprocessors = 0, threads_per_multiprocessor = 0;
+        cudaError_t status = cudaGetDevice(&device);
+        if (status == cudaSuccess) status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+        if (status == cudaSuccess)
+            status = cudaDeviceGetAttribute(&threads_per_multiprocessor, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+        if (status != cudaSuccess) throw std::runtime_error(std::string("thrust@cuda: ") + cudaGetErrorString(status));
+        return static_cast<long>(multiprocessors) * threads_per_multiprocessor;
+    }
     static void synchronize() {
         const cudaError_t status = cudaDeviceSynchronize();
         if (status != cudaSuccess) throw std::runtime_error(std::string("thrust@cuda: ") + cudaGetErrorString(status));
@@ -38,5 +48,7 @@ struct Backend {
 #include "thrust_simulation.inl"
 
 namespace nbody {
-void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15); }
+// thrust.split_j: about 0.65 of the limit predicted in float32 (docs/models.md); 0.5 leaves room
+// for float64, whose rate is not predicted.
+void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15, 0.5); }
 }  // namespace nbody

@@ -16,6 +16,7 @@ struct Backend {
     template <class T>
     using vector = thrust::omp::vector<T>;
     static auto policy() { return thrust::omp::par; }
+    static long concurrent_threads() { return omp_get_max_threads(); }
     static void synchronize() {}
     static Availability availability() { return {}; }
 };
@@ -23,5 +24,5 @@ struct Backend {
 #include "thrust_simulation.inl"
 
 namespace nbody {
-void register_thrust_omp(Registry& registry) { thrust_model::backend_omp::register_backend(registry, 0.004, 0.01); }
+void register_thrust_omp(Registry& registry) { thrust_model::backend_omp::register_backend(registry, 0.004, 0.01, 0.01); }
 }  // namespace nbody

@@ -1,5 +1,6 @@
 // The Thrust model on its TBB backend (CPU): thrust.*@tbb.
 #define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_TBB
+#include <tbb/task_arena.h>
 #include <thrust/system/tbb/execution_policy.h>
 #include <thrust/system/tbb/vector.h>
 
@@ -14,6 +15,7 @@ struct Backend {
     template <class T>
     using vector = thrust::tbb::vector<T>;
     static auto policy() { return thrust::tbb::par; }
+    static long concurrent_threads() { return tbb::this_task_arena::max_concurrency(); }
     static void synchronize() {}
     static Availability availability() { return {}; }
 };
@@ -21,5 +23,5 @@ struct Backend {
 #include "thrust_simulation.inl"
 
 namespace nbody {
-void register_thrust_tbb(Registry& registry) { thrust_model::backend_tbb::register_backend(registry, 0.004, 0.01); }
+void register_thrust_tbb(Registry& registry) { thrust_model::backend_tbb::register_backend(registry, 0.004, 0.01, 0.01); }
 }  // namespace nbody

@@ -5,8 +5,10 @@
 // own, so the backends' instantiations of the same templates never meet in one binary.
 //
 // State, structure of arrays in the backend's memory: positions, velocities, pulls per axis,
-// masses; thrust.packed also keeps (x, y, z, m) packed per body. One step: advance_before_force
-// (leapfrog), the variant's pulls, advance_after_force, the activity map (the `map` tuning).
+// masses; thrust.packed also keeps (x, y, z, m) packed per body, thrust.split_j each body scaled by
+// its mass (physics.hpp's scale_by_mass) and its chunks' partial pulls. One step:
+// advance_before_force (leapfrog), the variant's pulls, advance_after_force, the activity map (the
+// `map` tuning).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -26,6 +28,7 @@
 #include <thrust/transform.h>
 
 #include "nbody/errors.hpp"
+#include "nbody/foldable_masses.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
@@ -33,10 +36,13 @@
 
 #if defined(__CUDA_ARCH__)
 #define NBODY_THRUST_UNROLL _Pragma("unroll")
+#define NBODY_THRUST_UNROLL_4 _Pragma("unroll 4")
 #elif defined(__CUDACC__)
 #define NBODY_THRUST_UNROLL
+#define NBODY_THRUST_UNROLL_4
 #else
 #define NBODY_THRUST_UNROLL _Pragma("GCC unroll 8")
+#define NBODY_THRUST_UNROLL_4 _Pragma("GCC unroll 4")
 #endif
 
 namespace nbody::thrust_model::NBODY_THRUST_SPACE {
@@ -95,6 +101,13 @@ NBODY_HD inline Packed<double> load_packed(const Packed<double>* bodies, Index j
     return bodies[j];
 #endif
 }
+
+// thrust.split_j's body j: physics.hpp's ScaledBody (s p_j, s, eps2 s^2), aligned so that the 2D
+// record is one float4 load (two double2) and the 3D one a float4 and a float.
+template <class Real, int Dim>
+struct alignas(4 * sizeof(Real)) ScaledRecord {
+    ScaledBody<Real, Dim> body;
+};
 
 template <class Real, int Dim>
 NBODY_HD inline Vec<Real, Dim> position_of(const Packed<Real>& b) {
@@ -193,6 +206,82 @@ struct PackedPulls {
     }
 };
 
+// thrust.split_j: body j scaled by its mass, once per step.
+template <class Real, int Dim>
+struct ScaleByMass {
+    const Real* position[Dim];
+    const Real* mass;
+    ScaledRecord<Real, Dim>* scaled;
+    Real eps2;
+    NBODY_HD void operator()(Index j) const { scaled[j].body = scale_by_mass(load_axes<Dim>(position, j), mass[j], eps2); }
+};
+
+// thrust.split_j: the work item `item` is (group, chunk), group fastest: the pulls of `Bodies`
+// bodies i, group + k * groups, from the bodies j of one chunk. Neighbouring items take
+// neighbouring bodies i and the same j (coalesced, and one broadcast load of j per warp on the
+// GPU). The chunk's pulls go to out[axis][chunk * chunk_stride + i].
+template <class Real, int Dim, int Bodies>
+struct ChunkPulls {
+    const Real* position[Dim];
+    const ScaledRecord<Real, Dim>* scaled;
+    Real* out[Dim];
+    Index n, groups, chunk_length, chunk_stride;
+    NBODY_HD void operator()(Index item) const {
+        const Index chunk = item / groups, group = item - chunk * groups;
+        const Index first = chunk * chunk_length;
+        const Index end = first + chunk_length < n ? first + chunk_length : n;
+        Vec<Real, Dim> pi[Bodies], a[Bodies];
+        NBODY_THRUST_UNROLL
+        for (int k = 0; k < Bodies; ++k) {
+            const Index i = group + k * groups;
+            pi[k] = load_axes<Dim>(position, i < n ? i : n - 1);
+            a[k] = Vec<Real, Dim>{};
+        }
+        NBODY_THRUST_UNROLL_4
+        for (Index j = first; j < end; ++j) {
+            // The whole aligned record, so that nvcc loads it as vectors (the field alone: narrower loads).
+            const ScaledRecord<Real, Dim> record = scaled[j];
+            const ScaledBody<Real, Dim>& b = record.body;
+            NBODY_THRUST_UNROLL
+            for (int k = 0; k < Bodies; ++k)
+                accumulate_scaled_pull(pi[k], b.position, b.scale, b.softening, a[k], InvSqrt{});
+        }
+        NBODY_THRUST_UNROLL
+        for (int k = 0; k < Bodies; ++k) {
+            const Index i = group + k * groups;
+            if (i >= n) continue;
+            // The term j == i is fl(s p_i) - s p_i, a rounding error rather than an exact zero: the
+            // chunk that summed it recomputes it and takes it out, once per body, not per j.
+            if (i >= first && i < end) {
+                const ScaledBody<Real, Dim> own = scaled[i].body;
+                Vec<Real, Dim> self{};
+                accumulate_scaled_pull(pi[k], own.position, own.scale, own.softening, self, InvSqrt{});
+                NBODY_THRUST_UNROLL
+                for (int axis = 0; axis < Dim; ++axis) a[k][axis] -= self[axis];
+            }
+            NBODY_THRUST_UNROLL
+            for (int axis = 0; axis < Dim; ++axis) out[axis][chunk * chunk_stride + i] = a[k][axis];
+        }
+    }
+};
+
+// thrust.split_j: body i's pull, the sum of its chunks' partial pulls (chunk c's axis k at
+// partial[(c * Dim + k) * n + i]: coalesced over i).
+template <class Real, int Dim>
+struct SumChunks {
+    const Real* partial;
+    Real* pull[Dim];
+    Index n, chunks;
+    NBODY_HD void operator()(Index i) const {
+        NBODY_THRUST_UNROLL
+        for (int axis = 0; axis < Dim; ++axis) {
+            Real sum = partial[axis * n + i];
+            for (Index c = 1; c < chunks; ++c) sum += partial[(c * Dim + axis) * n + i];
+            pull[axis][i] = sum;
+        }
+    }
+};
+
 // map=atomic: body i counted in its cell.
 template <class Real>
 struct CountAtomic {
@@ -243,8 +332,36 @@ struct ScatterRuns {
 
 // ---- the simulation ---------------------------------------------------------------------------
 
-enum class Force { soa, packed };
+enum class Force { soa, packed, split_j };
 enum class MapCount { atomic, sort };
+
+// What a variant's tunings chose.
+struct Options {
+    std::string id;
+    Force force = Force::soa;
+    int bodies_per_call = 1;
+    long chunks = 0;  // thrust.split_j's chunks of bodies j; 0: from the device's width
+    MapCount map_count = MapCount::atomic;
+};
+
+// thrust.split_j's work items: 32 per thread the device keeps resident (the GPU's SMs x threads per
+// SM; the host's threads), so that the last round of blocks on the GPU is a small part of the step;
+// no chunk shorter than kMinChunkLength bodies j, so that the partial pulls' traffic (Dim values per
+// body and chunk, written and read once) and an item's own work stay a few percent of the step.
+constexpr long kItemsPerConcurrentThread = 32;
+constexpr Index kMinChunkLength = 512;
+
+// The bodies j per chunk: from the `chunks` asked for, or the fewest chunks whose items fill the device.
+inline Index chunk_length_for(Index n, int bodies_per_call, long chunks_asked, long concurrent_threads) {
+    Index chunks = chunks_asked;
+    if (chunks <= 0) {
+        const Index groups = std::max<Index>((n + bodies_per_call - 1) / bodies_per_call, 1);
+        const Index wanted = kItemsPerConcurrentThread * concurrent_threads;
+        chunks = std::min((wanted + groups - 1) / groups, n / kMinChunkLength);
+    }
+    chunks = std::clamp<Index>(chunks, 1, std::max<Index>(n, 1));
+    return std::max<Index>((n + chunks - 1) / chunks, 1);
+}
 
 template <class Vector>
 auto raw(Vector& v) {
@@ -257,23 +374,29 @@ public:
     template <class T>
     using Vector = typename Backend::template vector<T>;
 
-    ThrustSimulation(const Problem& problem, Force force, int bodies_per_call, MapCount map_count)
+    ThrustSimulation(const Problem& problem, const Options& options)
         : problem_(problem),
-          force_(force),
-          bodies_per_call_(bodies_per_call),
-          map_count_(map_count),
+          id_(options.id),
+          force_(options.force),
+          bodies_per_call_(options.bodies_per_call),
+          map_count_(options.map_count),
           n_(static_cast<Index>(problem.n)),
           cells_(problem.d * problem.d),
           mass_(problem.n),
-          counts_(map_count == MapCount::atomic ? cells_ : 0, 0),
+          counts_(map_count_ == MapCount::atomic ? cells_ : 0, 0),
           map_(cells_, 0.0f) {
         for (int k = 0; k < Dim; ++k) {
             position_[k].resize(problem.n);
             velocity_[k].resize(problem.n);
             pull_[k].assign(problem.n, Real(0));
         }
-        if (force == Force::packed) packed_.resize(problem.n);
-        if (map_count == MapCount::sort) {
+        if (force_ == Force::packed) packed_.resize(problem.n);
+        if (force_ == Force::split_j) {
+            scaled_.resize(problem.n);
+            chunk_length_ = chunk_length_for(n_, bodies_per_call_, options.chunks, Backend::concurrent_threads());
+            if (chunks() > 1) partial_.resize(static_cast<std::size_t>(chunks() * Dim * n_));
+        }
+        if (map_count_ == MapCount::sort) {
             keys_.resize(problem.n);
             run_cells_.resize(problem.n);
             run_counts_.resize(problem.n);
@@ -284,6 +407,7 @@ public:
     using SimulationOf<Real>::download;
 
     void upload(const BodiesT<Real>& initial) override {
+        if (force_ == Force::split_j) require_foldable_masses(initial, problem_.constants.softening, id_, "thrust.packed");
         for (int k = 0; k < Dim; ++k) {
             thrust::copy(initial.position(k).begin(), initial.position(k).end(), position_[k].begin());
             thrust::copy(initial.velocity(k).begin(), initial.velocity(k).end(), velocity_[k].begin());
@@ -319,6 +443,7 @@ public:
 
 private:
     Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
+    Index chunks() const { return (n_ + chunk_length_ - 1) / chunk_length_; }
 
     template <class F>
     void for_each_index(Index count, F f) {
@@ -352,6 +477,20 @@ private:
             for_each_index(n_, f);
             return;
         }
+        if (force_ == Force::split_j) {
+            ScaleByMass<Real, Dim> scale;
+            for (int k = 0; k < Dim; ++k) scale.position[k] = raw(position_[k]);
+            scale.mass = raw(mass_);
+            scale.scaled = raw(scaled_);
+            scale.eps2 = eps2();
+            for_each_index(n_, scale);
+            switch (bodies_per_call_) {
+                case 1: return split_j_pulls<1>();
+                case 2: return split_j_pulls<2>();
+                case 8: return split_j_pulls<8>();
+                default: return split_j_pulls<4>();
+            }
+        }
         Pack<Real, Dim> pack;
         for (int k = 0; k < Dim; ++k) pack.position[k] = raw(position_[k]);
         pack.mass = raw(mass_);
@@ -376,6 +515,33 @@ private:
         for_each_index(f.groups, f);
     }
 
+    // One chunk: its items write the pulls directly; several: partial pulls, then their sums.
+    template <int Bodies>
+    void split_j_pulls() {
+        ChunkPulls<Real, Dim, Bodies> f;
+        for (int k = 0; k < Dim; ++k) f.position[k] = raw(position_[k]);
+        f.scaled = raw(scaled_);
+        f.n = n_;
+        f.groups = (n_ + Bodies - 1) / Bodies;
+        f.chunk_length = chunk_length_;
+        const Index chunks = this->chunks();
+        if (chunks == 1) {
+            for (int k = 0; k < Dim; ++k) f.out[k] = raw(pull_[k]);
+            f.chunk_stride = 0;
+            for_each_index(f.groups, f);
+            return;
+        }
+        for (int k = 0; k < Dim; ++k) f.out[k] = raw(partial_) + k * n_;
+        f.chunk_stride = Dim * n_;
+        for_each_index(f.groups * chunks, f);
+        SumChunks<Real, Dim> sum;
+        sum.partial = raw(partial_);
+        for (int k = 0; k < Dim; ++k) sum.pull[k] = raw(pull_[k]);
+        sum.n = n_;
+        sum.chunks = chunks;
+        for_each_index(n_, sum);
+    }
+
     void update_map() {
         const int d = problem_.d;
         const float scale = activity_scale(problem_.n, d);
@@ -398,6 +564,7 @@ private:
     }
 
     Problem problem_;
+    std::string id_;
     Force force_;
     int bodies_per_call_;
     MapCount map_count_;
@@ -406,6 +573,9 @@ private:
     Vector<Real> position_[Dim], velocity_[Dim], pull_[Dim];
     Vector<Real> mass_;
     Vector<Packed<Real>> packed_;
+    Vector<ScaledRecord<Real, Dim>> scaled_;
+    Index chunk_length_ = 1;
+    Vector<Real> partial_;  // thrust.split_j's partial pulls, chunk-major, then axis, then body
     Vector<int> counts_;
     Vector<float> map_;
     Vector<int> keys_, run_cells_, run_counts_;
@@ -427,13 +597,28 @@ inline std::unique_ptr<Simulation> make_simulation(const Problem& p, const Tunin
                                                    const std::string& id) {
     if (p.distribution.spans_ranks())
         throw UsageError(id + " runs on one rank only, asked for " + std::to_string(p.distribution.ranks()));
-    const MapCount map = t.at("map") == "sort" ? MapCount::sort : MapCount::atomic;
-    const int bodies = t.contains("bodies") ? static_cast<int>(tuning_int(t, "bodies")) : 1;
-    return make_for_workload<ThrustSimulation>(p, force, bodies, map);
+    Options options;
+    options.id = id;
+    options.force = force;
+    options.map_count = t.at("map") == "sort" ? MapCount::sort : MapCount::atomic;
+    options.bodies_per_call = t.contains("bodies") ? static_cast<int>(tuning_int(t, "bodies")) : 1;
+    options.chunks = t.contains("chunks") ? tuning_int(t, "chunks") : 0;
+    return make_for_workload<ThrustSimulation>(p, options);
 }
 
-// thrust.naive@<space> and thrust.packed@<space>, with the expected efficiencies of this backend's device.
-inline void register_backend(Registry& registry, double naive_efficiency, double packed_efficiency) {
+inline TuningParameter bodies_tuning(std::string description) {
+    return {.name = "bodies",
+            .description = std::move(description),
+            .default_value = "4",
+            .allowed_values = {"1", "2", "4", "8"},
+            .min_value = 0,
+            .max_value = 0};
+}
+
+// thrust.naive@<space>, thrust.packed@<space> and thrust.split_j@<space>, with the expected
+// efficiencies of this backend's device.
+inline void register_backend(Registry& registry, double naive_efficiency, double packed_efficiency,
+                             double split_j_efficiency) {
     const std::string space = Backend::space;
     const auto add = [&](const std::string& variant, Force force, std::string description,
                          std::vector<TuningParameter> tunings, double efficiency) {
@@ -454,15 +639,23 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
     add("naive", Force::soa, "thrust::for_each over the bodies i, the j sum inside over the per-axis arrays",
         map_tuning(), naive_efficiency);
     std::vector<TuningParameter> packed_tunings = map_tuning();
-    packed_tunings.push_back({.name = "bodies",
-                              .description = "bodies i per functor call, each packed (x, y, z, m) body j loaded once for all of them",
-                              .default_value = "4",
-                              .allowed_values = {"1", "2", "4", "8"},
-                              .min_value = 0,
-                              .max_value = 0});
+    packed_tunings.push_back(bodies_tuning("bodies i per functor call, each packed (x, y, z, m) body j loaded once for all of them"));
     add("packed", Force::packed,
         "thrust::for_each over groups of bodies i; packed (x, y, z, m) bodies j, on the GPU through the read-only cache",
         std::move(packed_tunings), packed_efficiency);
+    std::vector<TuningParameter> split_j_tunings = map_tuning();
+    split_j_tunings.push_back(bodies_tuning("bodies i per work item, each mass-scaled body j loaded once for all of them"));
+    split_j_tunings.push_back({.name = "chunks",
+                               .description = "chunks of the bodies j, each (group of bodies i, chunk) one work item, the "
+                                              "chunks' partial pulls summed per body; 0: enough for 32 items per thread the "
+                                              "device keeps resident, chunks of at least 512 bodies j",
+                               .default_value = "0",
+                               .allowed_values = {},
+                               .min_value = 0,
+                               .max_value = 4096});
+    add("split_j", Force::split_j,
+        "thrust::for_each over (bodies i, chunk of bodies j) items, bodies j scaled by m^-1/2, the chunks' partial pulls summed per body",
+        std::move(split_j_tunings), split_j_efficiency);
 }
 
 }  // namespace nbody::thrust_model::NBODY_THRUST_SPACE
