@@ -10,6 +10,7 @@
 #include <Kokkos_Graph.hpp>
 #include <Kokkos_ScatterView.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -423,6 +424,109 @@ struct OwnedRange {
     KOKKOS_INLINE_FUNCTION bool contains(int i) const { return i >= first && i < end; }
 };
 
+// The bodies j a pull kernel sums over (as cuda.sliced's SourceBodies): the indices [first, end) of
+// the bodies with the skipped_count bodies from skipped_first left out (j = v, or v + skipped_count
+// from skipped_first on), so that one launch covers every block but the owned one (the overlapped
+// exchange). `accumulate`: add to the pulls already there (teams splitting the j tiles always add).
+struct SourceBodies {
+    int first, end, skipped_first, skipped_count;
+    bool accumulate;
+    KOKKOS_INLINE_FUNCTION int count() const { return end - first; }
+    KOKKOS_INLINE_FUNCTION int body(int v) const { return v >= skipped_first ? v + skipped_count : v; }
+};
+
+// All n bodies j, written over: the pull of one process, and of the all-gather step.
+inline SourceBodies all_sources(int n) { return {0, n, n, 0, false}; }
+// The owned block's bodies j, written over: their positions are this rank's own.
+inline SourceBodies owned_block_sources(OwnedRange owned, int n) { return {owned.first, owned.end, n, 0, false}; }
+// Every other block's bodies j (before and after the owned block), added.
+inline SourceBodies other_blocks_sources(OwnedRange owned, int n) {
+    const int owned_count = owned.end - owned.first;
+    return {0, n - owned_count, owned.first, owned_count, true};
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// std::runtime_error naming the CUDA call that failed.
+inline void check_cuda(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(status));
+}
+
+// A CUDA event owned by its holder.
+class CudaEvent {
+public:
+    explicit CudaEvent(unsigned int flags = cudaEventDefault) {
+        check_cuda(cudaEventCreateWithFlags(&event_, flags), "cudaEventCreateWithFlags");
+    }
+    ~CudaEvent() { cudaEventDestroy(event_); }
+    CudaEvent(const CudaEvent&) = delete;
+    CudaEvent& operator=(const CudaEvent&) = delete;
+
+    cudaEvent_t get() const { return event_; }
+    void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+    // Seconds from `earlier` to this event, both completed.
+    double seconds_since(const CudaEvent& earlier) const {
+        float ms = 0.0f;
+        check_cuda(cudaEventElapsedTime(&ms, earlier.event_, event_), "cudaEventElapsedTime");
+        return 1e-3 * ms;
+    }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+// What the per-step breakdown reads on the CUDA space: the step's start and end on the compute
+// stream, the exchange's start and end (on the stream it ran on), and the end of the pull an
+// overlapped exchange hides behind.
+struct CudaStepEvents {
+    CudaEvent start, end, exchange_start, exchange_end, local_done;
+};
+
+// exchange=overlap's second instance of the CUDA space: its own stream at the highest priority, so
+// that the collective's blocks are scheduled ahead of the pull's, forked from and joined to the
+// compute instance with events (no fence: the host keeps queueing).
+class CudaExchangeInstance {
+public:
+    explicit CudaExchangeInstance(const Kokkos::Cuda& compute) {
+        check_cuda(cudaSetDevice(compute.cuda_device()), "cudaSetDevice");
+        int least = 0, greatest = 0;
+        check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+        check_cuda(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+        try {
+            space_.emplace(stream_);
+        } catch (...) {
+            cudaStreamDestroy(stream_);
+            throw;
+        }
+    }
+    // The instance first (it does not own the stream), then the stream, once idle.
+    ~CudaExchangeInstance() {
+        cudaStreamSynchronize(stream_);
+        space_.reset();
+        cudaStreamDestroy(stream_);
+    }
+    CudaExchangeInstance(const CudaExchangeInstance&) = delete;
+    CudaExchangeInstance& operator=(const CudaExchangeInstance&) = delete;
+
+    const Kokkos::Cuda& space() const { return *space_; }
+    cudaStream_t stream() const { return stream_; }
+    // This instance's next work starts after what `compute` has queued so far (the drift).
+    void fork_from(const Kokkos::Cuda& compute) {
+        fork_.record(compute.cuda_stream());
+        check_cuda(cudaStreamWaitEvent(stream_, fork_.get(), 0), "cudaStreamWaitEvent");
+    }
+    // `compute`'s next work starts after what this instance has queued so far (the gather).
+    void join_into(const Kokkos::Cuda& compute) {
+        join_.record(stream_);
+        check_cuda(cudaStreamWaitEvent(compute.cuda_stream(), join_.get(), 0), "cudaStreamWaitEvent");
+    }
+
+private:
+    cudaStream_t stream_ = nullptr;
+    std::optional<Kokkos::Cuda> space_;
+    CudaEvent fork_{cudaEventDisableTiming}, join_{cudaEventDisableTiming};
+};
+#endif
+
 // Advance before force on the owned bodies (leapfrog only: Euler has nothing to do then). Public
 // free functions: nvcc's extended lambdas must not live in private member functions.
 template <class Space, class Real, int Dim>
@@ -726,7 +830,10 @@ void zero_pulls_of(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> pull,
 // the velocities and pulls of other ranks' bodies are never used. Host spaces gather through the
 // host communicator on the Views' memory, CUDA through the device communicator on the space's
 // stream. A variant whose pull kernel sums every body, not just owned(), gives the same results,
-// only redundantly.
+// only redundantly. On CUDA a variant may overlap the gather with its pull (overlaps_exchange(),
+// the `exchange` tuning): the gather runs on a second instance while the owned bodies are pulled
+// from the owned block, and the other blocks are pulled once it has arrived; the pull then follows
+// the gather in both integrators (Euler pulls ahead, as cuda.sliced does).
 template <class Space, class Real, int Dim>
 class KokkosSimulation : public SimulationOf<Real> {
 public:
@@ -775,8 +882,14 @@ public:
         positions_and_masses.push_back(m_);
         // Every rank holds the same whole state; the gather makes each owner's block the one all use.
         gather(positions_and_masses);
+#ifdef KOKKOS_ENABLE_CUDA
+        if constexpr (kRunsOnGpu<Space>) {
+            if (overlapped() && !exchange_) exchange_ = std::make_unique<CudaExchangeInstance>(space_);
+        }
+#endif
         pulls_zero_ = false;
-        if (needs_initial_pull(integrator())) pull_kernel();
+        // Overlapped, a step begins with the pull of its positions in both integrators.
+        if (needs_initial_pull(integrator()) || overlapped()) pull_kernel();
         // Every strategy starts from a full count (map=incremental keeps the cells from here on).
         const StepEnd<Real> map_only = step_end(false, false, false);
         if (map_strategy_ == MapStrategy::scatter_view)
@@ -805,7 +918,54 @@ public:
         for (int s = 0; s < steps; ++s) step(s + 1 == steps);
     }
 
-    void synchronize() final { space_.fence(); }
+    void synchronize() final {
+        space_.fence();
+#ifdef KOKKOS_ENABLE_CUDA
+        if (exchange_) exchange_->space().fence();  // joined into space_ after every gather; here for a step that threw
+#endif
+    }
+
+    // On the CUDA space, for a variant that reports_step_breakdown(): each step between events on
+    // the compute stream, the exchange between events around the gather (all-gather: all of it is
+    // exposed; overlap: what of it outlasted the owned block's pull), as the CUDA model's. The events
+    // are recorded during these steps only, so that the timed steps carry none. Host spaces: none.
+    std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final {
+#ifdef KOKKOS_ENABLE_CUDA
+        if constexpr (kRunsOnGpu<Space>) {
+            if (!reports_step_breakdown()) return std::nullopt;
+            if (!step_events_) step_events_ = std::make_unique<CudaStepEvents>();
+            const CudaStepEvents& events = *step_events_;
+            const cudaStream_t compute = space_.cuda_stream();
+            const TimingSteps timing(*this);
+            Simulation::StepBreakdown sum;
+            for (int s = 0; s < steps; ++s) {
+                exchange_kind_ = ExchangeKind::none;
+                events.start.record(compute);
+                advance(1);
+                events.end.record(compute);
+                synchronize();
+                double exposed = 0.0;
+                if (exchange_kind_ == ExchangeKind::serial) {
+                    exposed = events.exchange_end.seconds_since(events.exchange_start);
+                } else if (exchange_kind_ == ExchangeKind::overlapped) {
+                    // The compute stream waited at the join for what of the exchange outlasted the local pull.
+                    exposed = std::max(0.0, events.exchange_end.seconds_since(events.start) -
+                                                events.local_done.seconds_since(events.start));
+                }
+                sum.step_s += events.end.seconds_since(events.start);
+                sum.exposed_communication_s += exposed;
+                ++sum.steps;
+            }
+            if (sum.steps > 0) {
+                sum.step_s /= sum.steps;
+                sum.exposed_communication_s /= sum.steps;
+            }
+            return sum;
+        }
+#endif
+        (void)steps;
+        return std::nullopt;
+    }
 
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) final {
         state = BodiesT<Real>(problem_.n, Dim);
@@ -833,6 +993,17 @@ protected:
     }
     // Whether steps run as compute_pulls_and_end_step().
     bool fuses_step_end() const { return fused_; }
+    // The overlapped exchange (the `exchange` tuning; CUDA space over several ranks only, elsewhere
+    // the plain gather): a variant that offers it returns true here and pulls from part of the
+    // bodies j in compute_pulls_from(), called on the owned block's, then on the other blocks'.
+    virtual bool overlaps_exchange() const { return false; }
+    // compute_pulls() from `sources` only, on the owned() bodies: written over, or added where
+    // sources.accumulate (pulls() are zero before the first part where adds_into_pulls()).
+    virtual void compute_pulls_from(const SourceBodies& /*sources*/) {
+        throw std::logic_error("this Kokkos variant cannot pull from part of the bodies");
+    }
+    // Whether step_breakdown() times this variant's steps (CUDA space).
+    virtual bool reports_step_breakdown() const { return false; }
     // StepKernels::one_per_advance: the `steps` steps of an advance() in one kernel (WholeAdvance).
     virtual void advance_in_one_kernel(const WholeAdvance<Space, Real, Dim>& /*advance*/) {
         throw std::logic_error("this Kokkos variant cannot run an advance() in one kernel");
@@ -874,6 +1045,10 @@ private:
             pulls_zero_ = end.zero_pulls;
             return;
         }
+        if (overlapped()) {
+            step_overlapped(end);
+            return;
+        }
         if (leapfrog()) gather_positions();  // after the drift
         pull_kernel();
         if (spans_ranks() && !leapfrog()) {
@@ -884,6 +1059,22 @@ private:
             end_step_and_map(end);
         }
         pulls_zero_ = end.zero_pulls;
+    }
+
+    // exchange=overlap: the gather and the pull in gather_and_pull(), right after the drift. Euler
+    // drifts and kicks with the last step's pull (the upload's at first), then pulls from the new
+    // positions for the next step.
+    void step_overlapped(const StepEnd<Real>& end) {
+        if (leapfrog()) {
+            gather_and_pull();
+            end_step_and_map(end);
+            pulls_zero_ = end.zero_pulls;
+            return;
+        }
+        end_step_owned(dispatch_, motion_, d_, end);
+        pulls_zero_ = end.zero_pulls;
+        gather_and_pull();
+        end_step_and_map(step_end(false, false, false));  // the map only: the pulls are the next step's
     }
 
     // dispatch=graphK: `steps` steps from graphs recorded once, of K steps and of one step before
@@ -1044,8 +1235,12 @@ private:
             // next ones: no fence.
             std::vector<Real*> buffers;
             for (const auto& view : views) buffers.push_back(view.data());
+            const cudaStream_t stream = space_.cuda_stream();
+            if (timing_steps_) step_events_->exchange_start.record(stream);
             distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
-                                                    static_cast<void*>(space_.cuda_stream()));
+                                                    static_cast<void*>(stream));
+            if (timing_steps_) step_events_->exchange_end.record(stream);
+            exchange_kind_ = ExchangeKind::serial;
 #endif
         } else {
             space_.fence();  // the blocks written before the host collective reads them
@@ -1062,6 +1257,41 @@ private:
         zero_added_pulls();
         compute_pulls();
         pulls_zero_ = false;
+    }
+
+    // CUDA space over several ranks with exchange=overlap.
+    bool overlapped() const { return kRunsOnGpu<Space> && spans_ranks() && overlaps_exchange(); }
+
+    // exchange=overlap: forked from the compute instance after the drift, the exchange instance
+    // gathers the positions while the compute one pulls the owned bodies from the owned block (its
+    // positions are this rank's own; the gather leaves them alone); joined, the compute instance
+    // adds the pull from every other block. The owned pull is queued first: a host-staged gather
+    // holds the host until it is done.
+    void gather_and_pull() {
+#ifdef KOKKOS_ENABLE_CUDA
+        if constexpr (kRunsOnGpu<Space>) {
+            if (!exchange_) throw std::logic_error("an overlapped exchange before the upload");
+            zero_added_pulls();
+            exchange_->fork_from(space_);
+            compute_pulls_from(owned_block_sources(owned_range(), n_));
+            std::vector<Real*> buffers;
+            for (int k = 0; k < Dim; ++k) buffers.push_back(motion_.p[k].data());
+            const cudaStream_t exchange = exchange_->stream();
+            if (timing_steps_) {
+                step_events_->local_done.record(space_.cuda_stream());
+                step_events_->exchange_start.record(exchange);
+            }
+            problem_.distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
+                                                             static_cast<void*>(exchange));
+            if (timing_steps_) step_events_->exchange_end.record(exchange);
+            exchange_->join_into(space_);
+            compute_pulls_from(other_blocks_sources(owned_range(), n_));
+            pulls_zero_ = false;
+            exchange_kind_ = ExchangeKind::overlapped;
+            return;
+        }
+#endif
+        throw std::logic_error("the overlapped exchange runs on the CUDA space only");
     }
 
     // Zeroes pulls() where the variant adds into them, unless the last kernel left them zero.
@@ -1109,6 +1339,23 @@ private:
     MapState<Space> map_;
     CountScatter<Space> scatter_;
     bool pulls_zero_ = false;  // the last kernel left every pull zero
+
+    // What the last step's exchange was, for step_breakdown().
+    enum class ExchangeKind { none, serial, overlapped };
+    ExchangeKind exchange_kind_ = ExchangeKind::none;
+    bool timing_steps_ = false;  // step_breakdown() is running: the steps record their events
+    // Sets timing_steps_ while it lives, however step_breakdown() leaves.
+    struct TimingSteps {
+        explicit TimingSteps(KokkosSimulation& simulation) : simulation(simulation) { simulation.timing_steps_ = true; }
+        ~TimingSteps() { simulation.timing_steps_ = false; }
+        TimingSteps(const TimingSteps&) = delete;
+        TimingSteps& operator=(const TimingSteps&) = delete;
+        KokkosSimulation& simulation;
+    };
+#ifdef KOKKOS_ENABLE_CUDA
+    std::unique_ptr<CudaStepEvents> step_events_;     // made by the first step_breakdown()
+    std::unique_ptr<CudaExchangeInstance> exchange_;  // exchange=overlap over several ranks, made at upload
+#endif
 };
 
 }  // namespace nbody::kokkos

@@ -11,7 +11,9 @@
 // is exactly zero, so every thread reaches every barrier. `slices` splits the j tiles over several
 // teams per block (as cuda.sliced), each adding its partial pulls atomically, so that small N still
 // give every SM (or host thread) teams to run. Over several ranks the blocks cover only the rank's
-// own bodies (KokkosSimulation::owned_range()) and the tiles all N: the variant is distributed.
+// own bodies (KokkosSimulation::owned_range()) and the tiles all N: the variant is distributed. On
+// CUDA the overlapped exchange (`exchange`) pulls from the owned block while the others are
+// gathered, then from the others: the same kernel over part of the bodies j (PullFromPart).
 #include <string>
 #include <type_traits>
 
@@ -50,18 +52,57 @@ int auto_slices(const Space& space, int bodies, int team_size, int tile) {
 // choice), so that their positions and sums stay in registers.
 #define NBODY_KOKKOS_UNROLL_BODIES NBODY_UNROLL_AXES
 
-// Launches the pull kernel on the bodies `owned` (against all n, in tiles staged by the team; with
-// slices > 1 it adds into pulls zeroed before); given `largest_team`, only stores there the largest
+// Launches the pull kernel on the bodies `owned` (against all n, or a PullFromPart's bodies j, in
+// tiles staged by the team; with slices > 1, or a part that accumulates, it adds into the pulls,
+// zeroed before where nothing else wrote them); given `largest_team`, only stores there the largest
 // team size Kokkos can launch it with (the check at creation). Each thread sums BodiesPerThread
 // bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
 // per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
-// Ending (step_end=fused): a StepEndInPullKernel, and the kernel ends the step too; NoStepEnd
-// otherwise.
+// Ending (step_end=fused): a StepEndInPullKernel, and the kernel ends the step too; PullFromPart:
+// no step end, and the bodies j are those of its SourceBodies, not all n; NoStepEnd otherwise.
+// The part is a type of its own rather than a range argument, so that the whole-N kernels stay the
+// code they were: a run-time range made the one-rank step 8.7 % slower at N = 65536 in 2D float32
+// on an H200 (ptxas gave the fused pair kernel 32 registers instead of 40, another schedule).
 struct NoStepEnd {};
-// A namespace-scope constant: nvcc refuses a function's local one as an extended lambda's first
+struct PullFromPart {
+    SourceBodies sources;
+};
+// Namespace-scope constants: nvcc refuses a function's local one as an extended lambda's first
 // "capture" inside an if constexpr.
 template <class Ending>
-inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd>;
+inline constexpr bool kPullsFromPart = std::is_same_v<Ending, PullFromPart>;
+template <class Ending>
+inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd> && !kPullsFromPart<Ending>;
+
+// The kernel's bodies j by the staged index: [first_source, source_end), body source_body(j); all n
+// but for a PullFromPart. Overloads, not if constexpr: nvcc refuses a lambda's first capture of
+// the Views inside one. Written so, the whole-N kernels compile to the sm_90 code and parameters
+// they had before the part existed, byte for byte (cubins compared; an inline `+=` branch in the
+// kernel instead moved its parameters by 8 bytes).
+template <class Ending>
+KOKKOS_INLINE_FUNCTION int first_source(const Ending&) { return 0; }
+KOKKOS_INLINE_FUNCTION int first_source(const PullFromPart& part) { return part.sources.first; }
+template <class Ending>
+KOKKOS_INLINE_FUNCTION int source_end(const Ending&, int n) { return n; }
+KOKKOS_INLINE_FUNCTION int source_end(const PullFromPart& part, int) { return part.sources.end; }
+template <class Ending>
+KOKKOS_INLINE_FUNCTION int source_body(const Ending&, int j) { return j; }
+KOKKOS_INLINE_FUNCTION int source_body(const PullFromPart& part, int v) { return part.sources.body(v); }
+// With one team per body: the body's pull stored, or added for a part that accumulates (no other
+// writer).
+template <class Ending, class View, int Dim, class Value>
+KOKKOS_INLINE_FUNCTION void write_pull(const Ending&, const Axes<View, Dim>& pull, int i, const Value& value) {
+    store(pull, i, value);
+}
+template <class View, int Dim, class Value>
+KOKKOS_INLINE_FUNCTION void write_pull(const PullFromPart& part, const Axes<View, Dim>& pull, int i, const Value& value) {
+    if (part.sources.accumulate) {
+        NBODY_UNROLL_AXES
+        for (int axis = 0; axis < Dim; ++axis) pull[axis](i) += value[axis];
+    } else {
+        store(pull, i, value);
+    }
+}
 
 template <int BodiesPerThread, class Ending, class Space, class Real, int Dim>
 void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
@@ -73,7 +114,8 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
     using Sum = Pull<Real, Dim>;
     constexpr bool EndsStep = kEndsStep<Ending>;
     const int blocks = (owned.end - owned.first + tile - 1) / tile;
-    const int tiles_per_slice = ((n + tile - 1) / tile + slices - 1) / slices;
+    const int source_count = source_end(ending, n) - first_source(ending);
+    const int tiles_per_slice = ((source_count + tile - 1) / tile + slices - 1) / slices;
     const auto pulls_policy = Policy(dispatch.space(), blocks * slices, team_size, vector_length)
                                   .set_scratch_size(0, Kokkos::PerTeam(team_tiled_scratch_bytes<Space, Real, Dim>(tile)));
     // The kernel ending the step captures ~20 more Views: over Kokkos' 512 bytes, a functor is
@@ -96,15 +138,16 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
         const int block = team.league_rank() % blocks;
         const int block_start = owned.first + block * tile;
         const int block_size = owned.end - block_start < tile ? owned.end - block_start : tile;
-        const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile;
+        const int slice_start = (team.league_rank() / blocks) * tiles_per_slice * tile + first_source(end_of_step);
         const int slice_stop = slice_start + tiles_per_slice * tile;
-        const int slice_end = slice_stop < n ? slice_stop : n;
+        const int sources_end = source_end(end_of_step, n);
+        const int slice_end = slice_stop < sources_end ? slice_stop : sources_end;
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) { partial(k) = Sum{}; });
         for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
             Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile),
                                  [&](const int k) {
                                      const int j = tile_start + k;
-                                     staged(k) = j < n ? tile_body(p, m, j) : Body{};
+                                     staged(k) = j < sources_end ? tile_body(p, m, source_body(end_of_step, j)) : Body{};
                                  });
             team.team_barrier();
             // Thread k takes the block's bodies k, k + groups, ... (neighbouring threads, neighbouring
@@ -157,7 +200,7 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
         }
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
             if (slices == 1) {
-                if (!EndsStep) store(pull, block_start + k, partial(k));
+                if (!EndsStep) write_pull(end_of_step, pull, block_start + k, partial(k));
             } else {
                 NBODY_UNROLL_AXES
                 for (int axis = 0; axis < Dim; ++axis)
@@ -221,6 +264,13 @@ inline int auto_tile(int bodies) {
     return 32;
 }
 
+// The `exchange` tuning, as cuda.sliced's; UsageError naming the allowed values for any other.
+inline bool overlaps_exchange_of(const std::string& exchange) {
+    if (exchange == "overlap") return true;
+    if (exchange == "allgather") return false;
+    throw UsageError("exchange must be allgather or overlap, got '" + exchange + "'");
+}
+
 // team_size=auto: one thread per group of the block's bodies with `pair` and `quad`, else one per
 // body, at most 256 (the measured default of the other mappings).
 inline int auto_team_size(int tile, const BodyMapping& mapping) {
@@ -239,7 +289,8 @@ public:
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
                       ? auto_slices(this->space(), owned_bodies(), team_size_, tile_)
-                      : static_cast<int>(tuning_int(tuning, "slices"))) {
+                      : static_cast<int>(tuning_int(tuning, "slices"))),
+          overlaps_exchange_(overlaps_exchange_of(tuning.at("exchange"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         const std::size_t bytes = team_tiled_scratch_bytes<Space, Real, Dim>(tile_);
@@ -256,6 +307,13 @@ public:
             pull_kernel(StepEndInPullKernel<Space, Real, Dim>{}, &largest_fused);  // empty Views: only sized
             largest = largest_fused < largest ? largest_fused : largest;
         }
+        if constexpr (kRunsOnGpu<Space>) {
+            if (overlaps_exchange_ && problem.distribution.spans_ranks()) {  // the overlapped exchange's kernel
+                int largest_part = 0;
+                pull_kernel(PullFromPart{all_sources(this->n())}, &largest_part);  // only sized
+                largest = largest_part < largest ? largest_part : largest;
+            }
+        }
         check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
     }
 
@@ -263,30 +321,46 @@ private:
     void compute_pulls() override { pull_kernel(NoStepEnd{}); }
     void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& end) override { pull_kernel(end); }
     bool adds_into_pulls() const override { return slices_ > 1; }  // the slices add their partial pulls
+    bool overlaps_exchange() const override { return overlaps_exchange_; }
+    bool reports_step_breakdown() const override { return true; }
+    // A part of the bodies j, at most one slice per tile of it: the owned block holds 1/ranks of the
+    // tiles the slices were chosen for, and a slice without tiles would only add zeros. CUDA only:
+    // the host spaces gather before the pull, and compile no part kernel.
+    void compute_pulls_from(const SourceBodies& sources) override {
+        if constexpr (kRunsOnGpu<Space>) {
+            if (sources.count() == 0 && sources.accumulate) return;
+            const int tiles = (sources.count() + tile_ - 1) / tile_;
+            pull_kernel(PullFromPart{sources}, nullptr, tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_);
+        } else {
+            throw std::logic_error("team_tiled pulls from part of the bodies on the CUDA space only");
+        }
+    }
 
     int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
 
     // The launch, or the team size check (see team_tiled_pulls); with a StepEndInPullKernel, of the
-    // kernel that ends the step too.
+    // kernel that ends the step too; with a PullFromPart, of the kernel over part of the bodies j.
+    // `slices`: the tuned ones unless given.
     template <class Ending>
-    void pull_kernel(const Ending& end, int* largest_team = nullptr) {
+    void pull_kernel(const Ending& end, int* largest_team = nullptr, int slices = 0) {
         switch (mapping_.bodies_per_thread) {
-            case 2: return launch<2>(end, largest_team);
-            case 4: return launch<4>(end, largest_team);
-            default: return launch<1>(end, largest_team);
+            case 2: return launch<2>(end, largest_team, slices > 0 ? slices : slices_);
+            case 4: return launch<4>(end, largest_team, slices > 0 ? slices : slices_);
+            default: return launch<1>(end, largest_team, slices > 0 ? slices : slices_);
         }
     }
     template <int BodiesPerThread, class Ending>
-    void launch(const Ending& end, int* largest_team) {
+    void launch(const Ending& end, int* largest_team, int slices) {
         team_tiled_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(), this->n(),
                                           this->owned_range(), this->eps2(), team_size_, tile_,
-                                          mapping_.vector_length, slices_, end, largest_team);
+                                          mapping_.vector_length, slices, end, largest_team);
     }
 
     int tile_;
     BodyMapping mapping_;
     int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
+    bool overlaps_exchange_;
 };
 
 }  // namespace kokkos
@@ -298,7 +372,8 @@ void register_kokkos_team_tiled(Registry& registry) {
     // 512-body tiles, the fastest measured at N >= 65536 in float32, and in float64 the count
     // cuda.sliced measured best (2 > 4 > 1 bodies per thread); smaller tiles and one body per
     // thread below (docs/performance-kokkos.md).
-    // Distributed: the pull kernel sums the rank's owned block only.
+    // Distributed: the pull kernel sums the rank's owned block only; on CUDA exchange=overlap hides
+    // the gather of the positions behind the owned block's pull (docs/scaling.md).
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
         [](bool gpu) {
@@ -335,7 +410,17 @@ void register_kokkos_team_tiled(Registry& registry) {
                                 "per thread the space runs at once)",
                  .default_value = "auto",
                  .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
-                kokkos::step_end_tuning()};
+                kokkos::step_end_tuning(),
+                {.name = "exchange",
+                 .description = gpu ? "over several ranks: overlap (pull from the owned block while the other blocks "
+                                      "are gathered on a second stream) or allgather (gather, then pull); one rank: "
+                                      "no effect"
+                                    : "over several ranks on the CUDA space: overlap (pull from the owned block while "
+                                      "the other blocks are gathered on a second stream) or allgather (gather, then "
+                                      "pull); one rank, and this host space (the host communicator's gather, then "
+                                      "pull): no effect",
+                 .default_value = "overlap",
+                 .allowed_values = {"overlap", "allgather"}}};
         },
         {.gpu = 0.26, .host = 0.018},  // lowest measured: @cuda 0.430, @openmp 0.029
         /*distributed=*/true);
