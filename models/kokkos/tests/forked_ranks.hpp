@@ -1,0 +1,102 @@
+#pragma once
+// Ranks as forked processes for the Kokkos tests: the collectives through shared memory behind a
+// process-shared barrier (what MPI does between ranks), so that a Serial build checks the
+// distributed step without MPI. Sizes are the tests', small.
+#include <pthread.h>
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "nbody/communicator.hpp"
+#include "nbody/errors.hpp"
+
+namespace nbody {
+
+inline constexpr std::size_t kMaxForkedBodies = 128;
+inline constexpr int kMaxForkedRanks = 4;
+inline constexpr int kForkedMapSize = 6;
+
+// What a rank hands back, in double (exact for float32 states too).
+struct ForkedRankResult {
+    int finished;  // 1 once written
+    int gathers;   // all-gather calls (one per axis and gather)
+    char error[256];
+    double position[3][kMaxForkedBodies];
+    double velocity[3][kMaxForkedBodies];
+    float map[kForkedMapSize * kForkedMapSize];
+};
+
+struct ForkedArea {
+    pthread_barrier_t barrier;
+    alignas(16) unsigned char exchange[kMaxForkedRanks * kMaxForkedBodies * sizeof(double)];
+    ForkedRankResult result[kMaxForkedRanks];
+};
+
+class ForkedCommunicator final : public Communicator {
+public:
+    ForkedCommunicator(ForkedArea& area, int rank, int size) : area_(area), rank_(rank), size_(size) {}
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    int local_rank() const override { return rank_; }
+    int local_size() const override { return size_; }
+    int nodes() const override { return 1; }
+    std::string describe() const override { return "forked processes (test)"; }
+    void allgather_in_place(std::span<float> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<double> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allgather_in_place(std::span<std::int32_t> all, const BlockDecomposition& d) override { gather(all, d); }
+    void allreduce_sum(std::span<std::int32_t> values) override { reduce(values); }
+    void allreduce_sum(std::span<std::int64_t> values) override { reduce(values); }
+    void broadcast(std::span<std::byte> bytes, int root) override {
+        fits(bytes.size_bytes());
+        wait();
+        if (rank_ == root) std::memcpy(area_.exchange, bytes.data(), bytes.size_bytes());
+        wait();
+        std::memcpy(bytes.data(), area_.exchange, bytes.size_bytes());
+    }
+    void barrier() override { wait(); }
+    [[noreturn]] void abort_all(int exit_status, std::string_view message) override {
+        std::fprintf(stderr, "rank %d of %d: %.*s\n", rank_, size_, static_cast<int>(message.size()), message.data());
+        ::_exit(exit_status == 0 ? 1 : exit_status);
+    }
+
+private:
+    void wait() { pthread_barrier_wait(&area_.barrier); }
+    void fits(std::size_t bytes) const {
+        if (bytes > sizeof(area_.exchange)) throw std::logic_error("the forked exchange holds fewer bytes");
+    }
+    // Each rank writes its block into the shared array, then copies every block back. The first
+    // barrier keeps a rank from writing while another still reads the previous exchange.
+    template <class T>
+    void gather(std::span<T> all, const BlockDecomposition& d) {
+        if (all.size() != d.bodies()) throw UsageError("all-gather of a span that is not the decomposition's bodies");
+        fits(all.size_bytes());
+        T* shared = reinterpret_cast<T*>(area_.exchange);
+        const BodyBlock own = d.block(rank_);
+        ++area_.result[rank_].gathers;
+        wait();
+        std::copy(all.begin() + own.first, all.begin() + own.first + own.count, shared + own.first);
+        wait();
+        std::copy(shared, shared + all.size(), all.begin());
+    }
+    template <class T>
+    void reduce(std::span<T> values) {
+        fits(values.size_bytes() * size_);
+        T* shared = reinterpret_cast<T*>(area_.exchange);
+        wait();
+        std::copy(values.begin(), values.end(), shared + rank_ * values.size());
+        wait();
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            T sum = 0;
+            for (int r = 0; r < size_; ++r) sum += shared[r * values.size() + i];
+            values[i] = sum;
+        }
+    }
+
+    ForkedArea& area_;
+    int rank_, size_;
+};
+
+}  // namespace nbody
