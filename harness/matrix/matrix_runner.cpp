@@ -497,9 +497,11 @@ private:
                 e.update(common_fields(a));
                 for (const char* name : {"time_per_step_s", "timed_steps", "upload_s", "download_s", "interactions_per_second", "efficiency"})
                     e[name] = counter(name);
-                // The per-step breakdown where the model records one (docs/scaling.md); optional fields.
+                // The per-step breakdown where the model records one (docs/scaling.md); optional fields,
+                // left out where undefined (the cv aggregate of a breakdown that is 0 in every run).
                 for (const char* name : {"step_compute_s", "step_exposed_communication_s", "step_imbalance_s", "step_breakdown_steps"})
-                    if (r.counters.count(name)) e[name] = counter(name);
+                    if (r.counters.count(name))
+                        if (ordered_json value = counter(name); !value.is_null()) e[name] = value;
                 e["efficiency_limit"] = a.limit > 0 ? json_number_or_null(a.limit) : ordered_json(nullptr);
                 e["efficiency_limit_inputs"] = a.limit_inputs;
                 e["cores_used"] = a.cores ? ordered_json(*a.cores) : ordered_json(nullptr);

@@ -48,7 +48,7 @@ struct Backend {
 #include "thrust_simulation.inl"
 
 namespace nbody {
-// thrust.split_j: about 0.65 of the limit predicted in float32 (docs/models.md); 0.5 leaves room
-// for float64, whose rate is not predicted.
-void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15, 0.5); }
+// thrust.split_j: 0.63-0.73 of the limit measured in float32 on an H100 (docs/models.md); 0.45
+// leaves room for float64, whose rate is not measured.
+void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15, 0.45); }
 }  // namespace nbody
