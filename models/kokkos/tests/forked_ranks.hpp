@@ -3,6 +3,16 @@
 // process-shared barrier (what MPI does between ranks), so that a Serial build checks the
 // distributed step without MPI. Sizes are the tests', small.
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <new>
+#include <thread>
+#include <vector>
 
 #include <cstdint>
 #include <cstring>
@@ -98,5 +108,73 @@ private:
     ForkedArea& area_;
     int rank_, size_;
 };
+
+// The area the ranks share: mapped shared across fork(), its barrier process-shared for `ranks`;
+// destroyed and unmapped with this object (in the parent; the children _exit()).
+class SharedForkedArea {
+public:
+    explicit SharedForkedArea(int ranks) {
+        memory_ = ::mmap(nullptr, sizeof(ForkedArea), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (memory_ == MAP_FAILED) throw std::runtime_error("mmap of the forked ranks' shared area failed");
+        area_ = new (memory_) ForkedArea{};
+        pthread_barrierattr_t shared;
+        pthread_barrierattr_init(&shared);
+        pthread_barrierattr_setpshared(&shared, PTHREAD_PROCESS_SHARED);
+        if (pthread_barrier_init(&area_->barrier, &shared, static_cast<unsigned>(ranks)) != 0) {
+            ::munmap(memory_, sizeof(ForkedArea));
+            throw std::runtime_error("pthread_barrier_init for the forked ranks failed");
+        }
+    }
+    SharedForkedArea(const SharedForkedArea&) = delete;
+    SharedForkedArea& operator=(const SharedForkedArea&) = delete;
+    ~SharedForkedArea() {
+        pthread_barrier_destroy(&area_->barrier);
+        ::munmap(memory_, sizeof(ForkedArea));
+    }
+    ForkedArea& area() { return *area_; }
+
+private:
+    void* memory_ = nullptr;
+    ForkedArea* area_ = nullptr;
+};
+
+// Forks `ranks` processes, rank r running run_rank(r) and exiting; waits for them at most 60 s (a
+// rank that fails leaves the others in a barrier), ends those still running and returns how many
+// that was.
+template <class RunRank>
+std::size_t run_forked_ranks(int ranks, RunRank run_rank) {
+    std::vector<pid_t> children;
+    for (int r = 0; r < ranks; ++r) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            run_rank(r);
+            ::_exit(0);
+        }
+        if (pid < 0) {
+            for (pid_t child : children) {
+                ::kill(child, SIGKILL);
+                ::waitpid(child, nullptr, 0);
+            }
+            throw std::runtime_error("fork of a rank failed");
+        }
+        children.push_back(pid);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::size_t running = children.size();
+    while (running > 0 && std::chrono::steady_clock::now() < deadline) {
+        for (pid_t& pid : children)
+            if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
+                pid = 0;
+                --running;
+            }
+        if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    for (pid_t pid : children)
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    return running;
+}
 
 }  // namespace nbody

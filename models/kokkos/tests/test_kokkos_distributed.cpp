@@ -9,21 +9,14 @@
 // one rank is unchanged by the tuning; the per-step breakdown is reported with the exchange exposed
 // or hidden. Without a GPU the CUDA tests skip, saying why.
 #include <gtest/gtest.h>
-#include <pthread.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <barrier>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <new>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -180,39 +173,10 @@ void expect_forked_ranks_equal_single_rank(const VariantDescriptor& v, const Tun
     // The single-rank run first: Kokkos is then started before the fork, in this process.
     const Outcome single = simulate(v, problem_of(workload, n, kForkedMapSize), tuning, initial, kForkedSteps);
 
-    void* memory = ::mmap(nullptr, sizeof(ForkedArea), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(memory, MAP_FAILED);
-    auto* area = new (memory) ForkedArea{};
-    pthread_barrierattr_t shared;
-    pthread_barrierattr_init(&shared);
-    pthread_barrierattr_setpshared(&shared, PTHREAD_PROCESS_SHARED);
-    ASSERT_EQ(pthread_barrier_init(&area->barrier, &shared, static_cast<unsigned>(ranks)), 0);
-    std::vector<pid_t> children;
-    for (int r = 0; r < ranks; ++r) {
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            run_forked_rank(*area, r, ranks, v, tuning, workload, initial);
-            ::_exit(0);
-        }
-        ASSERT_GT(pid, 0) << "fork";
-        children.push_back(pid);
-    }
-    // A rank that fails leaves the others in a barrier: bounded wait, then they are ended.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    std::size_t running = children.size();
-    while (running > 0 && std::chrono::steady_clock::now() < deadline) {
-        for (pid_t& pid : children)
-            if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
-                pid = 0;
-                --running;
-            }
-        if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    for (pid_t pid : children)
-        if (pid > 0) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-        }
+    SharedForkedArea shared_area(ranks);
+    ForkedArea* const area = &shared_area.area();
+    const std::size_t running =
+        run_forked_ranks(ranks, [&](int r) { run_forked_rank(*area, r, ranks, v, tuning, workload, initial); });
     EXPECT_EQ(running, 0u) << what << ": ranks still running after 60 s";
 
     const int dim = workload.dim;
@@ -242,8 +206,6 @@ void expect_forked_ranks_equal_single_rank(const VariantDescriptor& v, const Tun
             single.state);
         EXPECT_TRUE(std::equal(single.map.begin(), single.map.end(), got.map)) << rank << ": activity map";
     }
-    pthread_barrier_destroy(&area->barrier);
-    ::munmap(memory, sizeof(ForkedArea));
 }
 
 TEST(KokkosDistributed, HostSpacesGatherBeforeThePullWithEitherExchange) {
