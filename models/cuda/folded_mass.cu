@@ -47,21 +47,9 @@ constexpr long long kChunksPerBlock = 64;
 template <class Real, int Dim>
 constexpr int kMinBlocks = std::is_same_v<Real, float> && Dim == 3 ? 4 : 1;
 
-// Four reals per body j in shared memory, one wide load: float4, or double4 aligned to 32 bytes.
-template <class Real>
-struct Packed4Of {
-    using type = float4;
-};
-template <>
-struct Packed4Of<double> {
-    using type = double4_32a;
-};
-template <class Real>
-using Packed4 = typename Packed4Of<Real>::type;
-
 // Body j scaled by s = m^(-1/2): 2D (s x, s y, s, eps2 s^2); 3D (s x, s y, s z, s), and eps2 s^2 apart.
 template <class Real, int Dim>
-__global__ void pack_folded(DeviceBodies<Real, Dim> bodies, Packed4<Real>* __restrict__ scaled,
+__global__ void pack_folded(DeviceBodies<Real, Dim> bodies, PackedBody<Real>* __restrict__ scaled,
                             Real* __restrict__ softening, int n, Real eps2) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -76,7 +64,7 @@ __global__ void pack_folded(DeviceBodies<Real, Dim> bodies, Packed4<Real>* __res
 
 // Body j of a tile as physics.hpp's scaled body.
 template <class Real, int Dim>
-__device__ __forceinline__ void unpack_folded(const Packed4<Real>& packed, Real softening_apart, Vec<Real, Dim>& position,
+__device__ __forceinline__ void unpack_folded(const PackedBody<Real>& packed, Real softening_apart, Vec<Real, Dim>& position,
                                               Real& scale, Real& softening) {
     position[0] = packed.x;
     position[1] = packed.y;
@@ -99,15 +87,15 @@ struct ChunkLayout {
 
 template <class Real, int Dim>
 __global__ void __launch_bounds__(kBlock, kMinBlocks<Real, Dim>)
-folded_pull(DeviceBodies<Real, Dim> bodies, const Packed4<Real>* __restrict__ scaled, const Real* __restrict__ softening,
+folded_pull(DeviceBodies<Real, Dim> bodies, const PackedBody<Real>* __restrict__ scaled, const Real* __restrict__ softening,
             Vec<Real, Dim>* __restrict__ pull_out, int n, ChunkLayout layout, unsigned int* __restrict__ next_chunk) {
     constexpr bool kSofteningApart = Dim == 3;
     // Two tiles: a thread stores tile t + 1 while others may still read tile t.
-    __shared__ Packed4<Real> tile[2][kBlock];
+    __shared__ PackedBody<Real> tile[2][kBlock];
     __shared__ Real tile_softening[kSofteningApart ? 2 : 1][kSofteningApart ? kBlock : 1];
     __shared__ int chunk_of_block;
     // Past N: s = 0 (d' = 0) and a softening of 1 (finite q), so no pull.
-    const Packed4<Real> padding{Real(0), Real(0), Real(0), Dim == 2 ? Real(1) : Real(0)};
+    const PackedBody<Real> padding{Real(0), Real(0), Real(0), Dim == 2 ? Real(1) : Real(0)};
     int parity = 0;
     for (;;) {
         if (threadIdx.x == 0) chunk_of_block = static_cast<int>(atomicAdd(next_chunk, 1u));
@@ -129,7 +117,7 @@ folded_pull(DeviceBodies<Real, Dim> bodies, const Packed4<Real>* __restrict__ sc
             }
         }
         int j = tile_first * kBlock + threadIdx.x;
-        Packed4<Real> next = j < n ? scaled[j] : padding;
+        PackedBody<Real> next = j < n ? scaled[j] : padding;
         Real next_softening = 1;
         if constexpr (kSofteningApart) next_softening = j < n ? softening[j] : Real(1);
         for (int t = tile_first; t < tile_end; ++t) {
@@ -141,11 +129,11 @@ folded_pull(DeviceBodies<Real, Dim> bodies, const Packed4<Real>* __restrict__ sc
                 next = j < n ? scaled[j] : padding;
                 if constexpr (kSofteningApart) next_softening = j < n ? softening[j] : Real(1);
             }
-            const Packed4<Real>* bodies_j = tile[parity];
+            const PackedBody<Real>* bodies_j = tile[parity];
             const Real* softening_j = tile_softening[kSofteningApart ? parity : 0];
 #pragma unroll kUnroll
             for (int k = 0; k < kBlock; ++k) {
-                const Packed4<Real> body_j = bodies_j[k];
+                const PackedBody<Real> body_j = bodies_j[k];
                 Vec<Real, Dim> scaled_j;
                 Real s, e;
                 unpack_folded<Real, Dim>(body_j, kSofteningApart ? softening_j[k] : Real(0), scaled_j, s, e);
@@ -211,7 +199,7 @@ private:
         NBODY_CUDA_CHECK_LAUNCH();
     }
 
-    DeviceBuffer<Packed4<Real>> scaled_;
+    DeviceBuffer<PackedBody<Real>> scaled_;
     DeviceBuffer<Real> softening_;
     DeviceBuffer<unsigned int> next_chunk_;
     ChunkLayout layout_{};

@@ -46,6 +46,21 @@ struct NormalRsqrt {
     __device__ double operator()(double v) const { return rsqrt_of_normal(v); }
 };
 
+// Four reals of a body staged for the pull, read with one wide shared load: float4, or double4
+// aligned to 32 bytes.
+template <class Real>
+struct PackedBodyOf;
+template <>
+struct PackedBodyOf<float> {
+    using type = float4;
+};
+template <>
+struct PackedBodyOf<double> {
+    using type = double4_32a;
+};
+template <class Real>
+using PackedBody = typename PackedBodyOf<Real>::type;
+
 // a += pull of body j (position pj, mass mj) on body i (position pi), without G.
 template <class InvSqrt = DeviceRsqrt, class Real, int Dim>
 __device__ __forceinline__ void pull(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,

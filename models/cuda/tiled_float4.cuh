@@ -23,19 +23,6 @@
 
 namespace nbody::cuda {
 
-template <class Real>
-struct PackedBodyOf;
-template <>
-struct PackedBodyOf<float> {
-    using type = float4;
-};
-template <>
-struct PackedBodyOf<double> {
-    using type = double4_32a;
-};
-template <class Real>
-using PackedBody = typename PackedBodyOf<Real>::type;
-
 // One compiled pull kernel (for cudaLaunchKernel and the occupancy queries) and its bodies per thread.
 template <class Real, int Dim>
 struct TiledFloat4Kernel {
