@@ -155,25 +155,41 @@ def print_predictions(group: analysis.ScalingFit, args) -> None:
 def grid(owned: int, n: int, sources: int, block: int, bodies_per_thread: int, slices_tuning: str, sms: int,
          resident: int) -> dict:
     """cuda.sliced's launch (models/cuda/float4.cu): blocks of `block` threads x `bodies_per_thread` bodies i,
-    slices of the bodies j (auto: two waves of resident blocks, at least one tile each), and how evenly its
-    blocks share the SMs in launch order (x fastest): each block to the SM or the slot with least work."""
+    slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, at least two waves of resident blocks,
+    balanced over the SMs, at most one slice per tile), and how evenly its blocks share the SMs in launch
+    order (x fastest): each block to the SM or the slot with least work."""
     body_blocks = max(1, -(-owned // (block * bodies_per_thread)))
-    tuned = (max(1, min(-(-2 * sms * resident // body_blocks), -(-n // block))) if slices_tuning == "auto"
+    tuned = (balanced_slice_count(body_blocks, -(-n // block), sms, resident) if slices_tuning == "auto"
              else int(slices_tuning))
-    slices = max(1, min(tuned, -(-sources // block)))
     tiles = -(-sources // block)
+    slices = max(1, min(tuned, tiles))
+    blocks = body_blocks * slices
+    # SM: an SM's blocks share its throughput (a lone block runs as fast as several); slot: they do not.
+    return dict(body_blocks=body_blocks, slices=slices, blocks=blocks, per_sm=blocks / sms,
+                sm_balance=processor_balance(body_blocks, slices, tiles, sms),
+                slot_balance=processor_balance(body_blocks, slices, tiles, sms * resident))
+
+
+def processor_balance(body_blocks: int, slices: int, tiles: int, processors: int) -> float:
+    """The share of the processors' time the grid keeps busy (slice_count.hpp's processor_balance)."""
     per_slice = -(-tiles // slices)
     works = [max(0, min(tiles, (y + 1) * per_slice) - y * per_slice) for y in range(slices) for _ in range(body_blocks)]
+    loads = [0] * processors
+    for w in works:
+        heapq.heappush(loads, heapq.heappop(loads) + w)
+    return sum(works) / processors / max(loads)
 
-    def balance(processors: int) -> float:
-        loads = [(0, i) for i in range(processors)]
-        for w in works:
-            load, i = heapq.heappop(loads)
-            heapq.heappush(loads, (load + w, i))
-        return sum(works) / processors / max(load for load, _ in loads)
-    # SM: an SM's blocks share its throughput (a lone block runs as fast as several); slot: they do not.
-    return dict(body_blocks=body_blocks, slices=slices, blocks=len(works), per_sm=len(works) / sms,
-                sm_balance=balance(sms), slot_balance=balance(sms * resident))
+
+def balanced_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:
+    """slices=auto (slice_count.hpp's balanced_slice_count)."""
+    least = max(1, -(-2 * processors * max(1, resident) // max(1, body_blocks)))
+    best = min(least, max(1, tiles))
+    best_balance = processor_balance(body_blocks, best, tiles, processors)
+    for s in range(best + 1, min(2 * least, max(1, tiles)) + 1):
+        balance = processor_balance(body_blocks, s, tiles, processors)
+        if balance > best_balance + 0.005:
+            best, best_balance = s, balance
+    return best
 
 
 def print_grids(configs, sources, residents: dict) -> None:

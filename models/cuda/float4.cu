@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nbody/errors.hpp"
+#include "slice_count.hpp"
 #include "tiled_float4.cuh"
 #include "variants.cuh"
 
@@ -76,14 +77,14 @@ public:
     }
 
 private:
-    // Two waves of resident blocks, but at least one tile per slice.
+    // At least two waves of resident blocks, balanced over the SMs (slice_count.hpp).
     unsigned int slices_filling_the_gpu() const {
-        const int sms = multiprocessor_count();
         int resident = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
                                                                        static_cast<int>(block_), shared_bytes()));
-        const unsigned int wanted = blocks_for(2u * sms * resident, std::max(1u, body_blocks()));
-        return std::max(1u, std::min(wanted, blocks_for(this->problem_.n, block_)));
+        return balanced_slice_count(body_blocks(), blocks_for(this->problem_.n, block_),
+                                    static_cast<unsigned int>(multiprocessor_count()),
+                                    static_cast<unsigned int>(resident));
     }
     // Blocks of bodies i: the owned block's (all N in one process).
     unsigned int body_blocks() const {
@@ -181,7 +182,7 @@ std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_defa
              .default_value = bodies_default,
              .allowed_values = {"1", "2", "4"}},
             {.name = "slices",
-             .description = "split the bodies j over this many blocks per body block (auto: enough to fill the GPU twice)",
+             .description = "split the bodies j over this many blocks per body block (auto: at least two waves, balanced over the SMs)",
              .default_value = slices_default,
              .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
             map_tuning()};

@@ -5,7 +5,7 @@
 // host reference (positions and velocities; double for float32 workloads, long double for
 // float64), maps equal to the host's count of the returned positions, every kernel compiled for
 // the other workloads runs, the probe reads the device, every activity-map strategy counts the
-// same cells, and the deterministic variants repeat bit for bit.
+// same cells, and the deterministic variants repeat bit for bit. The rule of slices=auto, host code.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "activity_map.cuh"
+#include "slice_count.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/reference.hpp"
@@ -151,6 +152,29 @@ void expect_within_thresholds(const HostState& state, const Workload& w, int ste
         worst->position = std::max(worst->position, e.position);
         worst->velocity = std::max(worst->velocity, e.velocity);
     }
+}
+
+// The H100's grid (132 SMs, 2 resident blocks) at 3D float64, 65536 bodies i in 64 body blocks:
+// two waves alone give 9 slices, 576 blocks, 4.36 per SM, so 48 SMs run a fifth block.
+TEST(CudaSliceCount, TwoWavesWithAPartialLastBlockPerSmGiveWayToABalancedCount) {
+    using cuda::balanced_slice_count;
+    using cuda::processor_balance;
+    EXPECT_NEAR(processor_balance(64, 9, 256, 132), 0.887, 0.001);
+    const unsigned int slices = balanced_slice_count(64, 256, 132, 2);
+    EXPECT_GE(slices, 9u);   // at least two waves
+    EXPECT_LE(slices, 18u);  // at most twice that
+    EXPECT_GT(processor_balance(64, slices, 256, 132), 0.98);
+    // Grids that already balance keep the two waves: 256 body blocks x 3 slices, 0.97.
+    EXPECT_EQ(balanced_slice_count(256, 1024, 132, 2), 3u);
+    // More body blocks than two waves need: one slice.
+    EXPECT_EQ(balanced_slice_count(1024, 4096, 132, 2), 1u);
+    // Never more slices than tiles of bodies j, nor fewer than one.
+    EXPECT_EQ(balanced_slice_count(8, 64, 132, 2), 64u);
+    EXPECT_EQ(balanced_slice_count(1, 1, 132, 2), 1u);
+    EXPECT_EQ(balanced_slice_count(0, 0, 132, 0), 1u);
+    // A slice past the last tile carries no work; the busiest SM decides.
+    EXPECT_DOUBLE_EQ(processor_balance(1, 2, 1, 2), 0.5);
+    EXPECT_DOUBLE_EQ(processor_balance(132, 1, 10, 132), 1.0);
 }
 
 TEST(CudaRegistry, EveryLadderStepIsACudaVariant) {
