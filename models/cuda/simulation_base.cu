@@ -218,7 +218,9 @@ void CudaSimulation<Real>::capture_step() {
     }
     NBODY_CUDA_CHECK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
     cudaGraphExec_t executable = nullptr;
-    const cudaError_t instantiated = cudaGraphInstantiate(&executable, graph, 0);
+    // Kernel nodes keep the priority of the stream they were captured on (the exchange stream's is
+    // the highest) only with this flag; without it the whole graph runs at the launch stream's.
+    const cudaError_t instantiated = cudaGraphInstantiate(&executable, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
     NBODY_CUDA_CHECK(instantiated);
     step_graph_.reset(executable);
