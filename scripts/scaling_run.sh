@@ -16,8 +16,10 @@
 #   --weak-n N                 weak scaling's N at G = 1 (default 1048576)
 #   --kinds "strong weak"      which scalings to run (default both)
 #   --steps S --warmup W --repetitions R   per configuration (default 5, 1, 3)
+#   --min-time T               time more steps until each repetition lasts T seconds (default: --steps only)
 #   --d D --dim 2|3 --precision fp32|fp64 --integrator euler|leapfrog   (default 100, 2, fp32, euler)
-#   --tuning NAME=VALUE        a tuning of every variant, repeatable (e.g. threads=1 for CPU ranks)
+#   --tuning NAME=VALUE[,VALUE...]  a tuning of every variant, each value a configuration of its own;
+#                              repeatable (e.g. threads=1 for CPU ranks, exchange=overlap,allgather)
 # Example, the lead's correctness check on one H100: several ranks sharing the GPU, small N:
 #   scripts/scaling_run.sh build/h100/harness/nbody-bench out/scaling-check --ranks "1 2 3" \
 #       --device-collectives host-staged --n "65536" --weak-n 65536 --steps 3 --repetitions 1
@@ -29,8 +31,12 @@ bench=$1 out_dir=$2
 shift 2
 [[ -x $bench ]] || { echo "scaling_run.sh: $bench is not an executable nbody-bench" >&2; exit 2; }
 
+# The JSON array of a space-separated list of numbers, and of a comma-separated list of strings.
+json_numbers() { local words; words=$(echo $1); echo "[${words// /,}]"; }
+json_variants() { echo "[\"${1//,/\",\"}\"]"; }
+
 variants=cuda.sliced ranks_list="" collectives=nccl strong_n="1048576 2097152 4194304" weak_n=1048576
-kinds="strong weak" steps=5 warmup=1 repetitions=3 d=100 dim=2 precision=fp32 integrator=euler
+kinds="strong weak" steps=5 warmup=1 repetitions=3 min_time=0 d=100 dim=2 precision=fp32 integrator=euler
 extra=() tunings=""
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -43,17 +49,19 @@ while [[ $# -gt 0 ]]; do
     --steps) steps=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --repetitions) repetitions=$2; shift 2 ;;
+    --min-time) min_time=$2; shift 2 ;;
     --d) d=$2; shift 2 ;;
     --dim) dim=$2; shift 2 ;;
     --precision) precision=$2; shift 2 ;;
     --integrator) integrator=$2; shift 2 ;;
     --tuning)
-      [[ $2 =~ ^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_.]+)$ ]] || { echo "scaling_run.sh: --tuning '$2' is not NAME=VALUE" >&2; exit 2; }
-      tunings+="${tunings:+, }\"${BASH_REMATCH[1]}\": [\"${BASH_REMATCH[2]}\"]"; shift 2 ;;
+      [[ $2 =~ ^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_.]+(,[A-Za-z0-9_.]+)*)$ ]] || { echo "scaling_run.sh: --tuning '$2' is not NAME=VALUE[,VALUE...]" >&2; exit 2; }
+      tunings+="${tunings:+, }\"${BASH_REMATCH[1]}\": $(json_variants "${BASH_REMATCH[2]}")"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "scaling_run.sh: unknown option $1" >&2; usage ;;
   esac
 done
+[[ $min_time =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "scaling_run.sh: --min-time '$min_time' is not a number of seconds" >&2; exit 2; }
 case $collectives in nccl|host-staged) ;; *) echo "scaling_run.sh: --device-collectives must be nccl or host-staged, got '$collectives'" >&2; exit 2 ;; esac
 for kind in $kinds; do
   case $kind in strong|weak) ;; *) echo "scaling_run.sh: --kinds takes strong and weak, got '$kind'" >&2; exit 2 ;; esac
@@ -79,9 +87,6 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 mkdir -p "$out_dir"
 
-# The JSON array of a space-separated list of numbers, and of the comma-separated variants.
-json_numbers() { local words; words=$(echo $1); echo "[${words// /,}]"; }
-json_variants() { echo "[\"${1//,/\",\"}\"]"; }
 
 # N for weak scaling at G ranks: weak_n x sqrt(G), a multiple of 1024.
 weak_size() { awk -v n="$weak_n" -v g="$1" 'BEGIN { v = n * sqrt(g); r = int(v / 1024 + 0.5) * 1024; print (r > 0 ? r : 1024) }'; }
@@ -89,6 +94,8 @@ weak_size() { awk -v n="$weak_n" -v g="$1" 'BEGIN { v = n * sqrt(g); r = int(v /
 write_matrix() {  # kind G path
   local kind=$1 g=$2 path=$3 sizes
   if [[ $kind == strong ]]; then sizes=$(json_numbers "$strong_n"); else sizes="[$(weak_size "$g")]"; fi
+  local timing=""
+  [[ $min_time =~ ^0*(\.0*)?$ ]] || timing=" \"min_time_s\": $min_time,"
   cat > "$path" <<EOF
 {
   "name": "scaling-$kind",
@@ -99,7 +106,8 @@ write_matrix() {  # kind G path
   "verification": {"steps": 1},
   "groups": [
     {"name": "$kind", "variants": $(json_variants "$variants"), "n": $sizes, "d": [$d],
-     "dim": [$dim], "precision": ["$precision"], "integrator": ["$integrator"], "tunings": {$tunings}}
+     "dim": [$dim], "precision": ["$precision"], "integrator": ["$integrator"],$timing
+     "tunings": {$tunings}}
   ]
 }
 EOF
