@@ -16,14 +16,14 @@ from collections import defaultdict
 
 
 def main(paths):
-    rows = defaultdict(list)  # (group, dim, precision, n, ranks, exchange) -> entries
+    rows = defaultdict(list)  # (variant, dim, precision, n, ranks, exchange) -> entries
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
         for b in doc["benchmarks"]:
             if b.get("run_type") != "iteration":
                 continue
-            key = ("", b.get("dim"), b.get("precision"), b["n"], b.get("ranks", 1), b["tuning"].get("exchange", "-"))
+            key = (b["variant"], b.get("dim"), b.get("precision"), b["n"], b.get("ranks", 1), b["tuning"].get("exchange", "-"))
             rows[key].append(b)
     if not rows:
         sys.exit("scaling_efficiency.py: no repetitions in " + " ".join(paths))
@@ -38,24 +38,25 @@ def main(paths):
                           verified=all(e.get("verified") for e in entries),
                           compute=mean_of("step_compute_s"), exposed=mean_of("step_exposed_communication_s"),
                           imbalance=mean_of("step_imbalance_s"))
-    print(f"{'kind':<7}{'dim':>4}{'prec':>6}{'N':>9}{'G':>3} {'exchange':<10}{'s/step':>12}{'spread':>8}{'E(G)':>7}"
+    width = max(len(k[0]) for k in stats) + 1
+    print(f"{'variant':<{width}}{'kind':<7}{'dim':>4}{'prec':>6}{'N':>9}{'G':>3} {'exchange':<10}{'s/step':>12}{'spread':>8}{'E(G)':>7}"
           f"{'verified':>9}  breakdown us (compute / exposed comm / imbalance)")
-    baseline = {(k[1], k[2], k[3]): v for k, v in stats.items() if k[4] == 1}
-    for key in sorted(stats, key=lambda k: (k[1], k[2], k[5], k[3], k[4])):
-        _, dim, prec, n, g, exchange = key
+    baseline = {(k[0], k[1], k[2], k[3]): v for k, v in stats.items() if k[4] == 1}
+    for key in sorted(stats, key=lambda k: (k[1], k[2], k[0], k[5], k[3], k[4])):
+        variant, dim, prec, n, g, exchange = key
         s = stats[key]
         # Strong when G = 1 ran the same N; otherwise weak, from N / sqrt(G) at G = 1.
         kind, e = "strong", float("nan")
-        if (dim, prec, n) in baseline:
-            e = baseline[(dim, prec, n)]["t"] / (g * s["t"])
+        if (variant, dim, prec, n) in baseline:
+            e = baseline[(variant, dim, prec, n)]["t"] / (g * s["t"])
         else:
             n1 = int(round(n / math.sqrt(g) / 1024)) * 1024
             kind = "weak"
-            if (dim, prec, n1) in baseline:
-                e = baseline[(dim, prec, n1)]["t"] / s["t"]
+            if (variant, dim, prec, n1) in baseline:
+                e = baseline[(variant, dim, prec, n1)]["t"] / s["t"]
         breakdown = ("-" if s["compute"] is None else
                      f"{s['compute'] * 1e6:.1f} / {s['exposed'] * 1e6:.1f} / {s['imbalance'] * 1e6:.1f}")
-        print(f"{kind:<7}{dim:>4}{prec:>6}{n:>9}{g:>3} {exchange:<10}{s['t']:>12.4e}{s['spread'] * 100:>7.2f}%{e:>7.3f}"
+        print(f"{variant:<{width}}{kind:<7}{dim:>4}{prec:>6}{n:>9}{g:>3} {exchange:<10}{s['t']:>12.4e}{s['spread'] * 100:>7.2f}%{e:>7.3f}"
               f"{'yes' if s['verified'] else 'NO':>9}  {breakdown}")
 
 if __name__ == "__main__":

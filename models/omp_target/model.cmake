@@ -29,6 +29,21 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     list(APPEND NBODY_OMP_TARGET_FLAGS --libomptarget-nvptx-bc-path=${nbody_llvm_lib})
     string(APPEND nbody_offload_probe_flags " --libomptarget-nvptx-bc-path=${nbody_llvm_lib}")
   endif()
+  # CUDA 13's nvlink writes cubins in NVIDIA's new ELF ABI (version 8, the SM in bits 8-15 of
+  # e_flags), which libomptarget 18-20 rejects ("Invalid CUDA addressing mode"): it then lists no
+  # device (fixed upstream in September 2025, in LLVM 21's release branch). Clang 16's runtime does not
+  # read those flags. Built anyway (the build is the check that
+  # Clang compiles the offload code); the variants say why they are unavailable (docs/models.md).
+  set(NBODY_OMP_TARGET_CUBIN_REJECTED OFF)
+  find_program(NBODY_PTXAS ptxas HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+  if(NBODY_PTXAS AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 18
+     AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 21)
+    execute_process(COMMAND ${NBODY_PTXAS} --version OUTPUT_VARIABLE nbody_ptxas_version ERROR_QUIET)
+    if(nbody_ptxas_version MATCHES "release ([0-9]+)\\." AND CMAKE_MATCH_1 GREATER_EQUAL 13)
+      set(NBODY_OMP_TARGET_CUBIN_REJECTED ON)
+      set(nbody_ptxas_major ${CMAKE_MATCH_1})
+    endif()
+  endif()
   set(nbody_offload_probe_link ${NBODY_OMP_TARGET_FLAGS})
   set(nbody_offload_missing "Clang ${CMAKE_CXX_COMPILER_VERSION} cannot compile and link for nvptx64-nvidia-cuda (on Debian: clang-tools-16 for clang-offload-packager and clang-linker-wrapper; the CUDA toolkit for ptxas and nvlink)")
 else()
@@ -95,6 +110,9 @@ else()
     set(NBODY_WITH_OMP_TARGET ON)
     set(NBODY_OMP_TARGET_COMPILER "${nbody_compiler_text}")
     set(NBODY_MODEL_STATUS_OMP_TARGET "on (${NBODY_OMP_TARGET_COMPILER}; variants need a GPU at run time)")
+    if(NBODY_OMP_TARGET_CUBIN_REJECTED)
+      set(NBODY_MODEL_STATUS_OMP_TARGET "on (${NBODY_OMP_TARGET_COMPILER}; built, but this Clang's libomptarget rejects CUDA ${nbody_ptxas_major}'s cubins, so no GPU will run them: docs/models.md)")
+    endif()
   endif()
 endif()
 

@@ -11,7 +11,12 @@ namespace omp_target {
 
 Availability offload_availability() {
     if (omp_get_num_devices() > 0) return {};
-#if defined(__clang__)
+#if defined(NBODY_OMP_TARGET_CUBIN_REJECTED)
+    return {false,
+            "no OpenMP offload device: this Clang's libomptarget (18-20) rejects the cubin that CUDA 13's nvlink "
+            "linked for it (a newer ELF ABI) and so lists no GPU; build omp_target with Clang 16, GCC, or an LLVM 21 "
+            "with the fix for that ABI (docs/models.md)"};
+#elif defined(__clang__)
     return {false,
             "no OpenMP offload device: libomptarget found no GPU (it needs its CUDA plugin "
             "libomptarget.rtl.cuda.nextgen.so or libomptarget.rtl.cuda.so beside it, under those names, libLLVM-16, "
