@@ -15,6 +15,8 @@ usage: scripts/scaling_model.py RESULTS.json ... [options]
   --hold-bandwidth-gbs B      fit with B held at this value (how much the predictions depend on it)
   --resident W:BPT=R          resident blocks per SM of the pull kernel of workload W with BPT bodies per
                               thread (Nsight Compute's "Block Limit"), for the grid table; repeatable
+  --slice-rule RULE           slices=auto of the binary that ran: balanced (slice_count.hpp, default) or
+                              two-waves (the rule before it: ceil(2 x SMs x resident / body blocks))
 Residual = model / measured - 1 of the time per step; E = T(1) / (G T(G)).
 """
 from __future__ import annotations
@@ -153,14 +155,18 @@ def print_predictions(group: analysis.ScalingFit, args) -> None:
 
 
 def grid(owned: int, n: int, sources: int, block: int, bodies_per_thread: int, slices_tuning: str, sms: int,
-         resident: int) -> dict:
+         resident: int, slice_rule: str = "balanced") -> dict:
     """cuda.sliced's launch (models/cuda/float4.cu): blocks of `block` threads x `bodies_per_thread` bodies i,
     slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, at least two waves of resident blocks,
     balanced over the SMs, at most one slice per tile), and how evenly its blocks share the SMs in launch
     order (x fastest): each block to the SM or the slot with least work."""
     body_blocks = max(1, -(-owned // (block * bodies_per_thread)))
-    tuned = (balanced_slice_count(body_blocks, -(-n // block), sms, resident) if slices_tuning == "auto"
-             else int(slices_tuning))
+    if slices_tuning != "auto":
+        tuned = int(slices_tuning)
+    elif slice_rule == "two-waves":
+        tuned = max(1, min(-(-2 * sms * resident // body_blocks), -(-n // block)))
+    else:
+        tuned = balanced_slice_count(body_blocks, -(-n // block), sms, resident)
     tiles = -(-sources // block)
     slices = max(1, min(tuned, tiles))
     blocks = body_blocks * slices
@@ -192,7 +198,7 @@ def balanced_slice_count(body_blocks: int, tiles: int, processors: int, resident
     return best
 
 
-def print_grids(configs, sources, residents: dict) -> None:
+def print_grids(configs, sources, residents: dict, slice_rule: str) -> None:
     sms_of = {s.path: (s.context.get("gpu") or {}).get("sm_count") for s in sources}
     rows = []
     for c in analysis.ok(configs):
@@ -202,7 +208,8 @@ def print_grids(configs, sources, residents: dict) -> None:
         if resident is None or not sms or "slices" not in c.tuning:
             continue
         owned = -(-c.n // c.ranks)
-        g = grid(owned, c.n, c.n, int(c.tuning.get("block_size", 256)), bodies, str(c.tuning["slices"]), sms, resident)
+        g = grid(owned, c.n, c.n, int(c.tuning.get("block_size", 256)), bodies, str(c.tuning["slices"]), sms, resident,
+                 slice_rule)
         rows.append((c, owned, g, owned * c.n / c.time))
     if not rows:
         return
@@ -228,6 +235,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inter-node-bandwidth-gbs", type=float, default=50.0)
     parser.add_argument("--hold-bandwidth-gbs", type=float)
     parser.add_argument("--resident", type=parse_resident, action="append", default=[])
+    parser.add_argument("--slice-rule", choices=["balanced", "two-waves"], default="balanced")
     args = parser.parse_args(argv)
     try:
         sources, configs = load(args.results)
@@ -244,7 +252,7 @@ def main(argv=None) -> int:
         print_profile(group, args.exposed)
         print_predictions(group, args)
         print()
-    print_grids(configs, sources, dict(args.resident))
+    print_grids(configs, sources, dict(args.resident), args.slice_rule)
     return 0
 
 

@@ -96,11 +96,10 @@ private:
     };
     using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
     // Timing events recorded by every step (captured into the graph as event nodes): the step's
-    // start and end, the exchange's start and end, the end of the overlapped local work.
+    // start and end, the all-gather's start and end.
     struct StepEvents {
-        Event start, end, exchange_start, exchange_end, local_done;
+        Event start, end, exchange_start, exchange_end;
     };
-    enum class ExchangeKind { none, serial, overlapped };
     static Event timing_event();
     static void mark(const Event& event, cudaStream_t stream);
 
@@ -112,7 +111,9 @@ private:
     ActivityMap map_;
     DeviceBuffer<int> cells_;
     StepEvents events_;
-    ExchangeKind exchange_kind_ = ExchangeKind::none;  // what the step launched, for the breakdown
+    // Which exchange the steps run (set when a step is launched or captured), for the breakdown.
+    bool plain_allgather_ = false;
+    bool overlapped_exchange_ = false;
     // The overlapped exchange's stream (highest priority, so NCCL's blocks are scheduled ahead of
     // the pull's) and the fork/join events; distributed only.
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;

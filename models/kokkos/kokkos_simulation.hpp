@@ -475,10 +475,9 @@ private:
 };
 
 // What the per-step breakdown reads on the CUDA space: the step's start and end on the compute
-// stream, the exchange's start and end (on the stream it ran on), and the end of the pull an
-// overlapped exchange hides behind.
+// stream, and the all-gather's start and end.
 struct CudaStepEvents {
-    CudaEvent start, end, exchange_start, exchange_end, local_done;
+    CudaEvent start, end, exchange_start, exchange_end;
 };
 
 // exchange=overlap's second instance of the CUDA space: its own stream at the highest priority, so
@@ -926,32 +925,27 @@ public:
     }
 
     // On the CUDA space, for a variant that reports_step_breakdown(): each step between events on
-    // the compute stream, the exchange between events around the gather (all-gather: all of it is
-    // exposed; overlap: what of it outlasted the owned block's pull), as the CUDA model's. The events
-    // are recorded during these steps only, so that the timed steps carry none. Host spaces: none.
+    // the compute stream, the all-gather between events around it (all of it exposed), as the CUDA
+    // model's. The events are recorded during these steps only, so that the timed steps carry none.
+    // Overlapped, none: the exchange's kernel shares the SMs with the owned block's pull, so the wait
+    // at the join is not its cost (docs/scaling.md). Host spaces: none.
     std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final {
 #ifdef KOKKOS_ENABLE_CUDA
         if constexpr (kRunsOnGpu<Space>) {
-            if (!reports_step_breakdown()) return std::nullopt;
+            if (!reports_step_breakdown() || overlapped()) return std::nullopt;
             if (!step_events_) step_events_ = std::make_unique<CudaStepEvents>();
             const CudaStepEvents& events = *step_events_;
             const cudaStream_t compute = space_.cuda_stream();
             const TimingSteps timing(*this);
             Simulation::StepBreakdown sum;
             for (int s = 0; s < steps; ++s) {
-                exchange_kind_ = ExchangeKind::none;
+                gathered_ = false;
                 events.start.record(compute);
                 advance(1);
                 events.end.record(compute);
                 synchronize();
-                double exposed = 0.0;
-                if (exchange_kind_ == ExchangeKind::serial) {
-                    exposed = events.exchange_end.seconds_since(events.exchange_start);
-                } else if (exchange_kind_ == ExchangeKind::overlapped) {
-                    // The compute stream waited at the join for what of the exchange outlasted the local pull.
-                    exposed = std::max(0.0, events.exchange_end.seconds_since(events.start) -
-                                                events.local_done.seconds_since(events.start));
-                }
+                const double exposed =
+                    gathered_ ? events.exchange_end.seconds_since(events.exchange_start) : 0.0;
                 sum.step_s += events.end.seconds_since(events.start);
                 sum.exposed_communication_s += exposed;
                 ++sum.steps;
@@ -1240,7 +1234,7 @@ private:
             distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
                                                     static_cast<void*>(stream));
             if (timing_steps_) step_events_->exchange_end.record(stream);
-            exchange_kind_ = ExchangeKind::serial;
+            gathered_ = true;
 #endif
         } else {
             space_.fence();  // the blocks written before the host collective reads them
@@ -1277,17 +1271,11 @@ private:
             std::vector<Real*> buffers;
             for (int k = 0; k < Dim; ++k) buffers.push_back(motion_.p[k].data());
             const cudaStream_t exchange = exchange_->stream();
-            if (timing_steps_) {
-                step_events_->local_done.record(space_.cuda_stream());
-                step_events_->exchange_start.record(exchange);
-            }
             problem_.distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
                                                              static_cast<void*>(exchange));
-            if (timing_steps_) step_events_->exchange_end.record(exchange);
             exchange_->join_into(space_);
             compute_pulls_from(other_blocks_sources(owned_range(), n_));
             pulls_zero_ = false;
-            exchange_kind_ = ExchangeKind::overlapped;
             return;
         }
 #endif
@@ -1340,9 +1328,7 @@ private:
     CountScatter<Space> scatter_;
     bool pulls_zero_ = false;  // the last kernel left every pull zero
 
-    // What the last step's exchange was, for step_breakdown().
-    enum class ExchangeKind { none, serial, overlapped };
-    ExchangeKind exchange_kind_ = ExchangeKind::none;
+    bool gathered_ = false;  // the last step ran the all-gather on the device, for step_breakdown()
     bool timing_steps_ = false;  // step_breakdown() is running: the steps record their events
     // Sets timing_steps_ while it lives, however step_breakdown() leaves.
     struct TimingSteps {
