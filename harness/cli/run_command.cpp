@@ -190,6 +190,11 @@ void run(const RunOptions& o, DistributedRun& ranks) {
                    "(device events, mean of {} further synchronised steps)\n",
                    breakdown->compute_s * 1e6, breakdown->exposed_communication_s * 1e6, breakdown->imbalance_s * 1e6,
                    breakdown->step_s * 1e6, breakdown->steps);
+    else if (const auto exchange = tuning.find("exchange");
+             variant->runs_on_gpu && problem.distribution.spans_ranks() && exchange != tuning.end() &&
+             exchange->second == "overlap")
+        fmt::print("step breakdown   none: the overlapped exchange shares the GPU with the pull, so its wait is not its "
+                   "cost (docs/scaling.md); --tuning exchange=allgather has one\n");
     std::fflush(stdout);
 
     // A state that overflowed is a failed run, not a result: nothing is written.
