@@ -171,7 +171,7 @@ void CudaSimulation<Real>::allgather(std::span<Real* const> axes) {
     mark(events_.exchange_start, cudaStreamPerThread);
     devices_->allgather_in_place(axes, decomposition_, cudaStreamPerThread);
     mark(events_.exchange_end, cudaStreamPerThread);
-    plain_allgather_ = true;
+    exchange_ = StepExchange::allgather;
 }
 
 template <class Real>
@@ -185,7 +185,7 @@ void CudaSimulation<Real>::allgather_overlapped(std::span<Real* const> axes, con
     // The local work is enqueued first: a host-staged gather blocks the host until it is done.
     local();
     devices_->allgather_in_place(axes, decomposition_, exchange);
-    overlapped_exchange_ = true;
+    exchange_ = StepExchange::overlapped;
     // Join: the rest of the step waits for the gathered blocks.
     NBODY_CUDA_CHECK(cudaEventRecord(join_.get(), exchange));
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, join_.get(), 0));
@@ -238,27 +238,18 @@ std::optional<Simulation::StepBreakdown> CudaSimulation<Real>::step_breakdown(in
     if (!uploaded_) throw std::logic_error("step_breakdown before the first upload");
     // Overlapped, the exchange's kernel shares the SMs with the owned block's pull: the wait at the
     // join says when NCCL got SMs, not what the exchange cost (docs/scaling.md). No breakdown then.
-    if (overlapped_exchange_) return std::nullopt;
+    if (exchange_ == StepExchange::overlapped) return std::nullopt;
     const auto elapsed = [](const Event& from, const Event& to) {
         float ms = 0.0f;
         NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
         return 1e-3 * ms;
     };
-    Simulation::StepBreakdown sum;
-    for (int s = 0; s < steps; ++s) {
+    return Simulation::StepBreakdown::mean_of(steps, [&] {
         advance(1);
         synchronize();
-        const double step = elapsed(events_.start, events_.end);
-        const double exposed = plain_allgather_ ? elapsed(events_.exchange_start, events_.exchange_end) : 0.0;
-        sum.step_s += step;
-        sum.exposed_communication_s += exposed;
-        ++sum.steps;
-    }
-    if (sum.steps > 0) {
-        sum.step_s /= sum.steps;
-        sum.exposed_communication_s /= sum.steps;
-    }
-    return sum;
+        return std::pair(elapsed(events_.start, events_.end),
+                         exchange_ == StepExchange::allgather ? elapsed(events_.exchange_start, events_.exchange_end) : 0.0);
+    });
 }
 
 template <class Real>

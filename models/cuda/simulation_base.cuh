@@ -112,8 +112,8 @@ private:
     DeviceBuffer<int> cells_;
     StepEvents events_;
     // Which exchange the steps run (set when a step is launched or captured), for the breakdown.
-    bool plain_allgather_ = false;
-    bool overlapped_exchange_ = false;
+    enum class StepExchange { none, allgather, overlapped };
+    StepExchange exchange_ = StepExchange::none;
     // The overlapped exchange's stream (highest priority, so NCCL's blocks are scheduled ahead of
     // the pull's) and the fork/join events; distributed only.
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;

@@ -937,24 +937,15 @@ public:
             const CudaStepEvents& events = *step_events_;
             const cudaStream_t compute = space_.cuda_stream();
             const TimingSteps timing(*this);
-            Simulation::StepBreakdown sum;
-            for (int s = 0; s < steps; ++s) {
+            return Simulation::StepBreakdown::mean_of(steps, [&] {
                 gathered_ = false;
                 events.start.record(compute);
                 advance(1);
                 events.end.record(compute);
                 synchronize();
-                const double exposed =
-                    gathered_ ? events.exchange_end.seconds_since(events.exchange_start) : 0.0;
-                sum.step_s += events.end.seconds_since(events.start);
-                sum.exposed_communication_s += exposed;
-                ++sum.steps;
-            }
-            if (sum.steps > 0) {
-                sum.step_s /= sum.steps;
-                sum.exposed_communication_s /= sum.steps;
-            }
-            return sum;
+                return std::pair(events.end.seconds_since(events.start),
+                                 gathered_ ? events.exchange_end.seconds_since(events.exchange_start) : 0.0);
+            });
         }
 #endif
         (void)steps;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <optional>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -66,6 +67,23 @@ public:
         double step_s = 0.0;                    // first to last event of the step
         double exposed_communication_s = 0.0;   // the compute stream waiting for the exchange
         int steps = 0;
+
+        // The mean of `steps` steps, each run and timed by `measure_step`, which returns its
+        // {step, exposed communication} seconds.
+        template <class MeasureStep>
+        static StepBreakdown mean_of(int steps, MeasureStep measure_step) {
+            StepBreakdown mean;
+            for (; mean.steps < steps; ++mean.steps) {
+                const std::pair<double, double> step = measure_step();
+                mean.step_s += step.first;
+                mean.exposed_communication_s += step.second;
+            }
+            if (mean.steps > 0) {
+                mean.step_s /= mean.steps;
+                mean.exposed_communication_s /= mean.steps;
+            }
+            return mean;
+        }
     };
     virtual std::optional<StepBreakdown> step_breakdown(int steps) {
         (void)steps;
