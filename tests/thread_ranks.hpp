@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nbody/communicator.hpp"
@@ -108,5 +110,27 @@ private:
     int rank_;
     LocalRanks local_;
 };
+
+// Runs `per_rank(shared, rank)` for each of `ranks` ranks, each on a thread of its own, and waits for
+// all of them. A rank that throws leaves the later phases (so no other rank waits for it); then the
+// first rank's failure is thrown again.
+template <class PerRank>
+void on_thread_ranks(int ranks, PerRank per_rank) {
+    ThreadRanks shared(ranks);
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+        threads.emplace_back([&, r] {
+            try {
+                per_rank(shared, r);
+            } catch (...) {
+                failures[static_cast<std::size_t>(r)] = std::current_exception();
+                shared.leave();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (const auto& failure : failures)
+        if (failure) std::rethrow_exception(failure);
+}
 
 }  // namespace nbody::testing

@@ -15,12 +15,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -41,6 +39,7 @@ bool gpu_present() { return registered_variant("cuda.sliced").availability().ava
 
 using testing::ThreadCommunicator;
 using testing::ThreadRanks;
+using testing::on_thread_ranks;
 
 struct Outcome {
     HostState state;
@@ -65,24 +64,12 @@ Problem problem_of(const Workload& workload, std::size_t n, Distribution distrib
 // Each rank's outcome of `ranks` thread-ranks over host-staged device collectives.
 std::vector<Outcome> run_on_thread_ranks(int ranks, const Workload& workload, std::size_t n, const TuningValues& tuning,
                                          int steps) {
-    ThreadRanks shared(ranks);
     std::vector<Outcome> outcomes(static_cast<std::size_t>(ranks));
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r)
-        threads.emplace_back([&, r] {
-            try {
-                ThreadCommunicator host(shared, r);
-                auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
-                outcomes[static_cast<std::size_t>(r)] = run(problem_of(workload, n, {&host, devices.get()}), tuning, steps);
-            } catch (...) {
-                failures[static_cast<std::size_t>(r)] = std::current_exception();
-                shared.leave();
-            }
-        });
-    for (auto& t : threads) t.join();
-    for (const auto& failure : failures)
-        if (failure) std::rethrow_exception(failure);
+    on_thread_ranks(ranks, [&](ThreadRanks& shared, int r) {
+        ThreadCommunicator host(shared, r);
+        auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
+        outcomes[static_cast<std::size_t>(r)] = run(problem_of(workload, n, {&host, devices.get()}), tuning, steps);
+    });
     return outcomes;
 }
 

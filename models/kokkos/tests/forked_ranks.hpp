@@ -22,8 +22,21 @@
 
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/registry.hpp"
 
 namespace nbody {
+
+// Why ranks cannot be forked here, "" when they can. They run kokkos.team_tiled@serial (a space
+// without threads of its own), and CUDA does not survive fork(): where Kokkos started its CUDA space
+// in this process, a forked rank cannot use Kokkos at all (cudaSetDevice fails with an
+// initialization error).
+inline std::string forked_team_tiled_missing() {
+    const VariantDescriptor* serial = builtin_registry().find("kokkos.team_tiled@serial");
+    if (serial == nullptr || !serial->availability().available) return "no kokkos.team_tiled@serial here";
+    if (const VariantDescriptor* gpu = builtin_registry().find("kokkos.team_tiled@cuda"); gpu && gpu->availability().available)
+        return "Kokkos started CUDA in this process, which forked ranks cannot share";
+    return "";
+}
 
 inline constexpr std::size_t kMaxForkedBodies = 128;
 inline constexpr int kMaxForkedRanks = 4;

@@ -746,13 +746,8 @@ void expect_distributed_equals_single_rank(const VariantDescriptor& v, const Tun
 }
 
 TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
-    // Forked ranks need a space without threads of its own: Serial.
+    if (const std::string missing = forked_team_tiled_missing(); !missing.empty()) GTEST_SKIP() << missing;
     const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
-    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
-    // CUDA does not survive fork(): where Kokkos started its CUDA space in this process, a forked
-    // rank cannot use Kokkos at all (cudaSetDevice fails with an initialization error).
-    if (const VariantDescriptor* gpu = builtin_registry().find("kokkos.team_tiled@cuda"); gpu && gpu->availability().available)
-        GTEST_SKIP() << "Kokkos started CUDA in this process, which forked ranks cannot share";
     EXPECT_TRUE(v->distributed);
     // (N, ranks): even blocks; uneven (34, 34, 32); blocks of 2, 2, 1 and an empty one; tiles of 32
     // make the blocks start inside a tile. Every workload, both map kinds, one and four bodies per thread.

@@ -21,7 +21,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -209,13 +208,8 @@ void expect_forked_ranks_equal_single_rank(const VariantDescriptor& v, const Tun
 }
 
 TEST(KokkosDistributed, HostSpacesGatherBeforeThePullWithEitherExchange) {
-    // Forked ranks need a space without threads of its own: Serial.
+    if (const std::string missing = forked_team_tiled_missing(); !missing.empty()) GTEST_SKIP() << missing;
     const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
-    if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
-    // CUDA does not survive fork(): where Kokkos starts its CUDA space in this process, a forked
-    // rank cannot use Kokkos at all.
-    if (const VariantDescriptor* gpu = builtin_registry().find("kokkos.team_tiled@cuda"); gpu && gpu->availability().available)
-        GTEST_SKIP() << "Kokkos started CUDA in this process, which forked ranks cannot share";
     // (N, ranks): even blocks; uneven (34, 34, 32); blocks of 2, 2, 1 and an empty one. Tiles of 32
     // make the blocks start inside a tile; two slices add their partial pulls.
     const std::pair<std::size_t, int> shapes[] = {{100, 2}, {100, 3}, {5, 4}};
@@ -243,6 +237,7 @@ std::string cuda_space_missing() {
 using testing::LocalRanks;
 using testing::ThreadCommunicator;
 using testing::ThreadRanks;
+using testing::on_thread_ranks;
 
 constexpr int kMapSize = 16;
 constexpr int kSteps = 3;
@@ -257,33 +252,21 @@ struct RankRun {
 std::vector<RankRun> run_on_thread_ranks(const VariantDescriptor& v, int ranks, const Workload& workload,
                                          const HostState& initial, const TuningValues& tuning, int breakdown_steps = 0) {
     const std::size_t n = std::visit([](const auto& b) { return b.size(); }, initial);
-    ThreadRanks shared(ranks);
     std::vector<RankRun> runs(static_cast<std::size_t>(ranks));
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r)
-        threads.emplace_back([&, r] {
-            try {
-                ThreadCommunicator host(shared, r, LocalRanks::all_on_rank_zero);
-                auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
-                const Problem problem = problem_of(workload, n, kMapSize, {.host = &host, .device = devices.get()});
-                auto sim = v.create(problem, Registry::resolve_tuning(v, tuning));
-                sim->upload(initial);
-                sim->advance(1);
-                sim->advance(kSteps - 1);
-                sim->synchronize();
-                RankRun& run = runs[static_cast<std::size_t>(r)];
-                run.outcome = Outcome{empty_state(workload, n), {}};
-                sim->download(run.outcome.state, run.outcome.map);
-                if (breakdown_steps > 0) run.breakdown = sim->step_breakdown(breakdown_steps);
-            } catch (...) {
-                failures[static_cast<std::size_t>(r)] = std::current_exception();
-                shared.leave();
-            }
-        });
-    for (auto& t : threads) t.join();
-    for (const auto& failure : failures)
-        if (failure) std::rethrow_exception(failure);
+    on_thread_ranks(ranks, [&](ThreadRanks& shared, int r) {
+        ThreadCommunicator host(shared, r, LocalRanks::all_on_rank_zero);
+        auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
+        const Problem problem = problem_of(workload, n, kMapSize, {.host = &host, .device = devices.get()});
+        auto sim = v.create(problem, Registry::resolve_tuning(v, tuning));
+        sim->upload(initial);
+        sim->advance(1);
+        sim->advance(kSteps - 1);
+        sim->synchronize();
+        RankRun& run = runs[static_cast<std::size_t>(r)];
+        run.outcome = Outcome{empty_state(workload, n), {}};
+        sim->download(run.outcome.state, run.outcome.map);
+        if (breakdown_steps > 0) run.breakdown = sim->step_breakdown(breakdown_steps);
+    });
     return runs;
 }
 
