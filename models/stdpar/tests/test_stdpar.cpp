@@ -1,6 +1,6 @@
 // The stdpar variants' own promises: listed as CPU variants of every workload, each computes the
 // reference's answer on every workload at a size that is not a multiple of any block (each i_block
-// of stdpar.blocked too), the map exactly. (Several ranks are refused by the harness: the variants
+// and item_blocks of stdpar.blocked too, and past one tile of bodies j), the map exactly. (Several ranks are refused by the harness: the variants
 // are not `distributed`.)
 #include <gtest/gtest.h>
 
@@ -47,6 +47,7 @@ struct Case {
     TuningValues tuning;
     Workload workload;
     std::string name;
+    std::size_t bodies = kBodies;
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -61,6 +62,12 @@ std::vector<Case> cases() {
             out.push_back({"stdpar.blocked", {{"i_block", block}}, w,
                            std::string("stdpar.blocked/i_block=") + block + "/" + std::to_string(w.dim) + "d_" +
                                to_string(w.precision)});
+    for (const char* item_blocks : {"1", "16"})
+        out.push_back({"stdpar.blocked", {{"item_blocks", item_blocks}}, Workload{},
+                       std::string("stdpar.blocked/item_blocks=") + item_blocks});
+    // 4099 bodies: three tiles of 2048 bodies j, the last short, and a short last item.
+    out.push_back({"stdpar.blocked", {{"item_blocks", "4"}}, Workload{.dim = 3, .precision = Precision::fp64},
+                   "stdpar.blocked/item_blocks=4/3d_fp64_4099_bodies", 4099});
     return out;
 }
 
@@ -69,9 +76,9 @@ class EveryWorkload : public ::testing::TestWithParam<Case> {};
 TEST_P(EveryWorkload, AgreesWithTheReference) {
     const Case& c = GetParam();
     const VariantDescriptor& v = registered_variant(c.id);
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
+    const Problem problem{.n = c.bodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = v.create(problem, Registry::resolve_tuning(v, c.tuning));
-    testing::expect_agrees_with_reference(*sim, c.workload, kBodies, kSteps, kMapSize, c.name, true);
+    testing::expect_agrees_with_reference(*sim, c.workload, c.bodies, kSteps, kMapSize, c.name, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stdpar, EveryWorkload, ::testing::ValuesIn(cases()), [](const auto& info) {
