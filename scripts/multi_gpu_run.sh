@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # On a machine with several GPUs, in one call: the scaling runs and checks behind docs/scaling.md's
 # multi-GPU sections, for G = 1 up to the GPUs present (or --ranks), written into OUT_DIR:
-#   scaling-2d-fp32/, scaling-3d-fp64/   strong scaling (scripts/scaling_run.sh), G = 1 at the default
-#                                        exchange, G > 1 with exchange=overlap and allgather
-#   scaling-*-weak<N1>/                  weak scaling from N1 = 65536 and 262144
-#   efficiency.txt                       scripts/scaling_efficiency.py over all of them
-#   checks.txt                           run's per-step breakdown (all-gather) at N = 2^14 and 2^18,
+#   scaling-2d-fp32/, scaling-3d-fp64/   part strong: strong scaling (scripts/scaling_run.sh), G = 1 at
+#                                        the default exchange, G > 1 with exchange=overlap and allgather
+#   scaling-*-weak<N1>/                  part weak: weak scaling from N1 = 65536 and 262144
+#   efficiency.txt                       scripts/scaling_efficiency.py over all of OUT_DIR's scaling files
+#   checks.txt                           part checks: run's per-step breakdown (all-gather) at N = 2^14
+#                                        and 2^18, the all-gather at 2^14 under each NCCL protocol,
 #                                        verify over the largest G, and the faults: two ranks on one
 #                                        GPU, NCCL's bootstrap failing, a rank killed mid-matrix
-# usage: scripts/multi_gpu_run.sh BENCH OUT_DIR [--ranks "1 2 4"] [--variants LIST] [--parts "scaling checks"]
-# Each part is bounded by `timeout`; a cut part leaves the results files it finished.
+# usage: scripts/multi_gpu_run.sh BENCH OUT_DIR [--ranks "1 2 4"] [--variants LIST] [--parts "strong weak checks"]
+# (part scaling = strong weak). Each part is bounded by `timeout`; a cut part leaves the results
+# files it finished, and a later call into the same OUT_DIR adds its parts beside them.
 set -uo pipefail
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -18,7 +20,7 @@ bench=$1 out=$2
 shift 2
 [[ -x $bench ]] || { echo "multi_gpu_run.sh: $bench is not an executable nbody-bench" >&2; exit 2; }
 gpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU ' || true)
-ranks="" variants=cuda.sliced,kokkos.team_tiled@cuda parts="scaling checks"
+ranks="" variants=cuda.sliced,kokkos.team_tiled@cuda parts="strong weak checks"
 while (($# > 0)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -30,8 +32,9 @@ done
 [[ -n $ranks ]] || ranks=$(seq 1 "$gpus" | tr '\n' ' ')
 largest=$(echo $ranks | tr ' ' '\n' | sort -n | tail -1)
 ((largest >= 2)) || { echo "multi_gpu_run.sh: needs at least 2 GPUs (nvidia-smi lists $gpus)" >&2; exit 2; }
+parts=${parts//scaling/strong weak}
 for part in $parts; do
-  case $part in scaling|checks) ;; *) echo "multi_gpu_run.sh: --parts takes scaling and checks, got '$part'" >&2; exit 2 ;; esac
+  case $part in strong|weak|checks) ;; *) echo "multi_gpu_run.sh: --parts takes strong, weak, scaling and checks, got '$part'" >&2; exit 2 ;; esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,21 +45,25 @@ mkdir -p "$out"
   mpirun --version | head -1
 } > "$out/device.txt" 2>&1
 
-if [[ " $parts " == *" scaling "* ]]; then
-  multi=$(echo $ranks | tr ' ' '\n' | awk '$1 > 1' | tr '\n' ' ')
-  common=(--variants "$variants" --steps 3 --warmup 1 --repetitions 3 --d 100 --min-time 0.3)
-  for workload in "2 fp32 16384 65536 262144 1048576" "3 fp64 16384 65536 262144"; do
-    read -r dim precision sizes <<<"$workload"
-    dir=$out/scaling-${dim}d-$precision
+multi=$(echo $ranks | tr ' ' '\n' | awk '$1 > 1' | tr '\n' ' ')
+common=(--variants "$variants" --steps 3 --warmup 1 --repetitions 3 --d 100 --min-time 0.3)
+for workload in "2 fp32 16384 65536 262144 1048576" "3 fp64 16384 65536 262144"; do
+  read -r dim precision sizes <<<"$workload"
+  dir=$out/scaling-${dim}d-$precision
+  if [[ " $parts " == *" strong "* ]]; then
     timeout 300 "$here/scaling_run.sh" "$bench" "$dir" "${common[@]}" --dim "$dim" --precision "$precision" \
       --kinds strong --ranks 1 --n "$sizes" > /dev/null 2>&1
     timeout 600 "$here/scaling_run.sh" "$bench" "$dir" "${common[@]}" --dim "$dim" --precision "$precision" \
       --kinds strong --ranks "$multi" --n "$sizes" --tuning exchange=overlap,allgather > /dev/null 2>&1
+  fi
+  if [[ " $parts " == *" weak "* ]]; then
     for n1 in 65536 262144; do
       timeout 300 "$here/scaling_run.sh" "$bench" "$dir-weak$n1" "${common[@]}" --dim "$dim" --precision "$precision" \
         --kinds weak --ranks "$multi" --weak-n "$n1" --tuning exchange=overlap,allgather > /dev/null 2>&1
     done
-  done
+  fi
+done
+if [[ " $parts " == *" strong "* || " $parts " == *" weak "* ]]; then
   python3 "$here/scaling_efficiency.py" "$out"/scaling-*/*-g?.json > "$out/efficiency.txt" 2>&1
 fi
 
@@ -68,6 +75,14 @@ if [[ " $parts " == *" checks "* ]]; then
         timeout 60 mpirun -np "$largest" "$bench" run --variant "$variant" -n "$n" -d 100 --min-time 1 \
           --tuning exchange=allgather 2>&1 | grep -E "^(rank|time per step|step breakdown)"
       done
+    done
+    echo "# the all-gather at N = 16384 under each NCCL protocol (NCCL_PROTO), ${variants%%,*}, $largest ranks, 2D fp32"
+    for protocol in default LL LL128 Simple; do
+      proto=()
+      [[ $protocol == default ]] || proto=(-x "NCCL_PROTO=$protocol")
+      echo "NCCL_PROTO=$protocol"
+      timeout 60 mpirun -np "$largest" "${proto[@]}" "$bench" run --variant "${variants%%,*}" -n 16384 -d 100 --min-time 1 \
+        --tuning exchange=allgather 2>&1 | grep -E "^(time per step|step breakdown)"
     done
     echo "# verify over $largest GPUs: every workload, N = 1001 and 4099, 1 and 10 steps"
     timeout 300 mpirun -np "$largest" "$bench" verify --variants "$variants" -n 1001 -n 4099 -d 10 --steps 1 --steps 10 \
