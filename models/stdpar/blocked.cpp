@@ -5,16 +5,39 @@
 // bodies i, which outgrew a 2 MB L2 at N = 262144). For each body j, loaded once,
 // std::for_each(unseq) over a block's bodies adds j's pull to each: libstdc++ runs an unseq loop
 // under `#pragma omp simd` (built with -fopenmp-simd), so the block's bodies are the vector lanes
-// and j's position and mass are broadcast. The interaction is physics.hpp's accumulate_pull with
-// the exact reciprocal square root (sqrt and division vectorise; the standard has no rsqrt
-// estimate); the sums over j keep index order per body. A short last block repeats its last body
-// in the spare lanes (their sums are dropped), so every block has the same trip count.
+// and j's position and mass are broadcast. The interaction is physics.hpp's accumulate_pull; its
+// reciprocal square root (`inv_sqrt`) is either exact (sqrt and division, which vectorise but issue
+// slowly) or, by default, seeded from the float's bits and refined by Newton steps in plain C++
+// (the standard has no hardware estimate to start from). The sums over j keep index order per
+// body. A short last block repeats its last body in the spare lanes (their sums are dropped), so
+// every block has the same trip count.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
 
 #include "stdpar_simulation.hpp"
 
 namespace nbody {
 namespace {
+
+// 1/sqrt(v) without a hardware estimate: the integer seed (the exponent halved and negated by one
+// subtraction, within 3.5 %), then Newton steps y (3/2 - v/2 y^2), each squaring the relative error:
+// three reach float32's rounding, four float64's. Infinity gives 0, as 1/sqrt does.
+struct SeededNewtonInvSqrt {
+    float operator()(float v) const {
+        float y = std::bit_cast<float>(0x5f375a86u - (std::bit_cast<std::uint32_t>(v) >> 1));
+        const float half = 0.5f * v;
+        for (int step = 0; step < 3; ++step) y = y * (1.5f - half * y * y);
+        return v < std::numeric_limits<float>::infinity() ? y : 0.0f;
+    }
+    double operator()(double v) const {
+        double y = std::bit_cast<double>(0x5fe6eb50c7b537a9ull - (std::bit_cast<std::uint64_t>(v) >> 1));
+        const double half = 0.5 * v;
+        for (int step = 0; step < 4; ++step) y = y * (1.5 - half * y * y);
+        return v < std::numeric_limits<double>::infinity() ? y : 0.0;
+    }
+};
 
 // Bodies j per tile: 2048 x (x, y, z, m) in float64 is 64 KB, well inside L2 beside the sums.
 constexpr std::int64_t kJTile = 2048;
@@ -26,7 +49,8 @@ public:
     StdparBlocked(const Problem& problem, const TuningValues& tuning)
         : stdpar::StdparSimulation<Real>(problem),
           i_block_(static_cast<int>(tuning_int(tuning, "i_block"))),
-          item_blocks_(static_cast<int>(tuning_int(tuning, "item_blocks"))) {}
+          item_blocks_(static_cast<int>(tuning_int(tuning, "item_blocks"))),
+          exact_(tuning.at("inv_sqrt") == "exact") {}
 
 private:
     void compute_pulls_2d(stdpar::AxisPulls<Real>& pull) override { by_block<2>(pull); }
@@ -34,13 +58,18 @@ private:
 
     template <int Dim>
     void by_block(stdpar::AxisPulls<Real>& pull) const {
-        if (i_block_ == 8) return pulls_of<Dim, 8>(pull);
-        if (i_block_ == 32) return pulls_of<Dim, 32>(pull);
-        return pulls_of<Dim, 16>(pull);
+        if (exact_) return by_block<Dim>(pull, ExactInvSqrt{});
+        return by_block<Dim>(pull, SeededNewtonInvSqrt{});
+    }
+    template <int Dim, class InvSqrt>
+    void by_block(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt) const {
+        if (i_block_ == 8) return pulls_of<Dim, 8>(pull, inv_sqrt);
+        if (i_block_ == 32) return pulls_of<Dim, 32>(pull, inv_sqrt);
+        return pulls_of<Dim, 16>(pull, inv_sqrt);
     }
 
-    template <int Dim, int Block>
-    void pulls_of(stdpar::AxisPulls<Real>& pull) const {
+    template <int Dim, int Block, class InvSqrt>
+    void pulls_of(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt) const {
         const BodiesT<Real>& b = this->bodies();
         const Real* position[Dim];
         Real* out[Dim];
@@ -81,7 +110,7 @@ private:
                                 p[k] = block_pi[k][l];
                                 a[k] = block_sum[k][l];
                             }
-                            accumulate_pull(p, pj, mj, eps2, a, ExactInvSqrt{});
+                            accumulate_pull(p, pj, mj, eps2, a, inv_sqrt);
                             for (int k = 0; k < Dim; ++k) block_sum[k][l] = a[k];
                         });
                     }
@@ -98,6 +127,7 @@ private:
 
     int i_block_;
     int item_blocks_;
+    bool exact_;
 };
 
 }  // namespace
@@ -118,6 +148,13 @@ void register_stdpar_blocked(Registry& registry) {
           .description = "blocks of bodies i per parallel work item, sharing each tile of 2048 bodies j from cache",
           .default_value = "8",
           .allowed_values = {"1", "4", "8", "16"},
+          .min_value = 0,
+          .max_value = 0},
+         {.name = "inv_sqrt",
+          .description = "reciprocal square root: newton (an integer seed and Newton steps to full precision) or "
+                         "exact (sqrt and division)",
+          .default_value = "newton",
+          .allowed_values = {"newton", "exact"},
           .min_value = 0,
           .max_value = 0}});
 }

@@ -1,6 +1,7 @@
 // The stdpar variants' own promises: listed as CPU variants of every workload, each computes the
 // reference's answer on every workload at a size that is not a multiple of any block (each i_block
-// and item_blocks of stdpar.blocked too, and past one tile of bodies j), the map exactly. (Several ranks are refused by the harness: the variants
+// and item_blocks of stdpar.blocked too, past one tile of bodies j, and either inv_sqrt), the map
+// exactly. (Several ranks are refused by the harness: the variants
 // are not `distributed`.)
 #include <gtest/gtest.h>
 
@@ -62,6 +63,10 @@ std::vector<Case> cases() {
             out.push_back({"stdpar.blocked", {{"i_block", block}}, w,
                            std::string("stdpar.blocked/i_block=") + block + "/" + std::to_string(w.dim) + "d_" +
                                to_string(w.precision)});
+    for (const Workload& w : all_workloads())
+        out.push_back({"stdpar.blocked", {{"inv_sqrt", "exact"}}, w,
+                       "stdpar.blocked/inv_sqrt=exact/" + std::to_string(w.dim) + "d_" + to_string(w.precision) + "_" +
+                           to_string(w.integrator)});
     for (const char* item_blocks : {"1", "16"})
         out.push_back({"stdpar.blocked", {{"item_blocks", item_blocks}}, Workload{},
                        std::string("stdpar.blocked/item_blocks=") + item_blocks});
