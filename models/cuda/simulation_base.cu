@@ -159,7 +159,10 @@ void reset_map(ActivityMap& map, DeviceBuffer<int>& cells, const BodiesT<Real>& 
 template <class Real>
 void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     require_state_of(problem_, initial);
+    // The upload's gather is not the step's exchange: a later upload leaves the captured step's.
+    const StepExchange step_exchange = exchange_;
     upload_bodies(initial);
+    exchange_ = step_exchange;
     reset_map(map_, cells_, initial, problem_.d);
     uploaded_ = true;
     if (!step_graph_ && !(distributed() && collectives_are_host_calls(*devices_))) capture_step();
