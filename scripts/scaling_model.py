@@ -63,6 +63,7 @@ def print_fit(group: analysis.ScalingFit) -> None:
     t, f = group.fit.terms, group.fit
     print(f"== {group.device}, {group.variant}, build {group.build_label}")
     print(f"shared terms fitted on {workload_text(f.reference)} and the measured exposed exchanges:")
+    print(f"  lambda (per all-gather)   {us(t.launch_s)}")
     print(f"  alpha (per ring hop)      {us(t.latency_s)}")
     print(f"  B (all-gather bandwidth)  " + ("unbounded (1/B fitted 0)" if t.inverse_bandwidth <= 0 else
                                              f"{t.bandwidth / 1e9:.1f} GB/s"))
@@ -120,7 +121,7 @@ def print_weak_checks(group: analysis.ScalingFit, configs) -> None:
 
 def print_profile(group: analysis.ScalingFit, exposed) -> None:
     observations = [o.observation for o in group.fit.points]
-    print("profile over B (the other terms refitted): B, rms relative residual, alpha, t_fixed of the reference "
+    print("profile over B (the other terms refitted): B, rms relative residual, lambda, alpha, t_fixed of the reference "
           "workload, t_overlap")
     held = [(f"{b / 1e9:.0f} GB/s", cost_model.fit(observations, exposed, inverse_bandwidth=1 / b))
             for b in (10e9, 20e9, 50e9, 100e9, 350e9)]
@@ -129,7 +130,7 @@ def print_profile(group: analysis.ScalingFit, exposed) -> None:
                  best))
     for label, f in held:
         overlap = "-" if f.terms.overlap_s is None else us(f.terms.overlap_s)
-        print(f"  {label:<20}{100 * f.rms:6.2f} %   alpha {us(f.terms.latency_s)}   t_fixed "
+        print(f"  {label:<20}{100 * f.rms:6.2f} %   lambda {us(f.terms.launch_s)}   alpha {us(f.terms.latency_s)}   t_fixed "
               f"{us(f.terms.fixed_s[f.reference])}   t_overlap {overlap}")
 
 

@@ -2,13 +2,14 @@
 
     exchange=allgather:  T(G, N) = T(1, N)/G + (1 - 1/G) t_fixed + X(G, N)
     exchange=overlap:    T(G, N) = T(1, N)/G + (1 - 1/G) t_fixed + t_overlap + max(0, X(G, N) - H)
-    X(G, N) = L(G) + (G - 1)/G * S(N)/B     a ring all-gather: L(G) = (G - 1) alpha within one node
+    X(G, N) = L(G) + (G - 1)/G * S(N)/B     the all-gather: L(G) = lambda + (G - 1) alpha within one node
     H = (T(1, N) - t_fixed)/G^2             the owned block's pull from itself, which needs no remote data
     S(N) = N * dim * bytes per real         the positions gathered each step
 
 T(1, N) is measured (the compute term at the single-GPU rate of the same N); t_fixed is the part of a
 step that does not divide over ranks (the map of all N on every rank, launches), t_overlap the
-overlapped exchange's own cost (its second launch, fork and join). Standard library only: the
+overlapped exchange's own cost (its second launch, fork and join); lambda is each all-gather's own
+latency, alpha what each further GPU of the ring adds. Standard library only: the
 plot tool and scripts/scaling_model.py share it.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 BYTES_PER_REAL = {"fp32": 4, "fp64": 8}
-LATENCY, INVERSE_BANDWIDTH, OVERLAP = "latency", "inverse_bandwidth", "overlap"
+LAUNCH, LATENCY, INVERSE_BANDWIDTH, OVERLAP = "launch", "latency", "inverse_bandwidth", "overlap"
 
 
 def fixed_name(workload: tuple) -> tuple:
@@ -69,6 +70,7 @@ class Network:
 
 @dataclass
 class Terms:
+    launch_s: float = 0.0              # lambda, per all-gather whatever G
     latency_s: float = 0.0             # alpha, per ring hop
     inverse_bandwidth: float = 0.0     # 1/B in s per byte; 0 when the fit finds no bandwidth cost
     fixed_s: dict = field(default_factory=dict)  # workload -> t_fixed
@@ -79,6 +81,8 @@ class Terms:
         return math.inf if self.inverse_bandwidth <= 0 else 1.0 / self.inverse_bandwidth
 
     def value(self, name) -> float:
+        if name == LAUNCH:
+            return self.launch_s
         if name == LATENCY:
             return self.latency_s
         if name == INVERSE_BANDWIDTH:
@@ -94,11 +98,11 @@ def exchange_bytes(workload: tuple, n: int) -> int:
 
 
 def ring_latency(terms: Terms, ranks: int, network: Network | None = None) -> float:
-    """L(G): G - 1 hops in one node; over several nodes one hop per node crosses the network."""
+    """L(G): lambda and G - 1 hops in one node; over several nodes one hop per node crosses the network."""
     if network is None or ranks <= network.gpus_per_node:
-        return (ranks - 1) * terms.latency_s
+        return terms.launch_s + (ranks - 1) * terms.latency_s
     nodes = math.ceil(ranks / network.gpus_per_node)
-    return (ranks - nodes) * terms.latency_s + nodes * network.inter_node_latency_s
+    return terms.launch_s + (ranks - nodes) * terms.latency_s + nodes * network.inter_node_latency_s
 
 
 def exchange_time(terms: Terms, workload: tuple, n: int, ranks: int, network: Network | None = None) -> float:
@@ -179,7 +183,7 @@ def _linear_row(o: Observation, exposed_branch: bool) -> tuple[float, dict]:
     received = (g - 1) / g * exchange_bytes(w, o.n)
     constant, row = o.single_time / g, {fixed_name(w): 1 - 1 / g}
     if o.exchange != "overlap" or exposed_branch:
-        row[LATENCY], row[INVERSE_BANDWIDTH] = g - 1, received
+        row[LAUNCH], row[LATENCY], row[INVERSE_BANDWIDTH] = 1.0, g - 1, received
     if o.exchange == "overlap":
         row[OVERLAP] = 1.0
         if exposed_branch:  # - H = -(T(1) - t_fixed)/G^2
@@ -190,7 +194,7 @@ def _linear_row(o: Observation, exposed_branch: bool) -> tuple[float, dict]:
 
 def _exposed_row(e: ExposedExchange) -> tuple[float, dict]:
     g = e.ranks
-    return 0.0, {LATENCY: g - 1, INVERSE_BANDWIDTH: (g - 1) / g * exchange_bytes(e.workload, e.n)}
+    return 0.0, {LAUNCH: 1.0, LATENCY: g - 1, INVERSE_BANDWIDTH: (g - 1) / g * exchange_bytes(e.workload, e.n)}
 
 
 def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float] | None:
@@ -213,7 +217,7 @@ def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float] | None:
 
 def _nonnegative_least_squares(rows: list[tuple[float, dict, float]], free: list) -> dict:
     """The terms in `free`, all >= 0, minimising sum ((constant + row . terms - y) / y)^2: every subset of
-    free terms solved without the bound, the best whose terms are all >= 0 kept (at most 4 terms here)."""
+    free terms solved without the bound, the best whose terms are all >= 0 kept (at most 5 terms here)."""
     best, best_cost = {name: 0.0 for name in free}, math.inf
     for size in range(len(free) + 1):
         for subset in itertools.combinations(free, size):
@@ -254,7 +258,9 @@ def _fit_terms(observations, exposed, free: list, terms: Terms) -> Terms:
             fixed_rows.append((constant, {n: c for n, c in row.items() if n in free}, y))
         values = _nonnegative_least_squares(fixed_rows, free)
         for name, v in values.items():
-            if name == LATENCY:
+            if name == LAUNCH:
+                terms.launch_s = v
+            elif name == LATENCY:
                 terms.latency_s = v
             elif name == INVERSE_BANDWIDTH:
                 terms.inverse_bandwidth = v
@@ -273,9 +279,15 @@ def reference_workload(observations) -> tuple:
     return min(counts, key=lambda w: (-counts[w], w))
 
 
+# A recorded all-gather breakdown is the exchange's duration only while the ranks reach it together.
+# From N = 2^18 a step lasts milliseconds and the slower GPU's lag lands in the others' all-gather
+# wait (4.4 ms recorded at N = 2^20 on 2 H200s, where the exchange itself takes about 0.07 ms).
+RECORDED_EXCHANGE_MAX_N = 65536
+
+
 def fit(observations: list[Observation], exposed: list[ExposedExchange] = (),
         inverse_bandwidth: float | None = None) -> Fit:
-    """alpha, B and t_overlap (shared) with t_fixed of the reference workload from that workload's points and
+    """lambda, alpha, B and t_overlap (shared) with t_fixed of the reference workload from that workload's points and
     every measured exposed exchange; then each other workload's own t_fixed from its points with the shared
     terms held. Why not all at once: a workload whose compute term is off (a kernel's grid that fits the
     GPU worse at N/G bodies than at N) would push its error into the exchange terms. `inverse_bandwidth`
@@ -283,11 +295,12 @@ def fit(observations: list[Observation], exposed: list[ExposedExchange] = (),
     if not observations:
         raise ValueError("no observation over several ranks to fit")
     exposed = list(exposed) + [ExposedExchange(o.workload, o.n, o.ranks, o.exposed) for o in observations
-                               if o.exposed is not None and o.exchange == "allgather"]
+                               if o.exposed is not None and o.exchange == "allgather"
+                               and o.n <= RECORDED_EXCHANGE_MAX_N]
     reference = reference_workload(observations)
     shared_points = [o for o in observations if o.workload == reference]
     terms = Terms(inverse_bandwidth=inverse_bandwidth or 0.0)
-    free = [LATENCY] + ([INVERSE_BANDWIDTH] if inverse_bandwidth is None else []) + [fixed_name(reference)]
+    free = [LAUNCH, LATENCY] + ([INVERSE_BANDWIDTH] if inverse_bandwidth is None else []) + [fixed_name(reference)]
     if any(o.exchange == "overlap" for o in shared_points):
         free.append(OVERLAP)
         terms.overlap_s = 0.0

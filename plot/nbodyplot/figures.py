@@ -523,7 +523,8 @@ def draw_scaling_efficiency(configs, exposed=()):
         terms = group.fit.terms
         fixed = terms.fixed_s.get(workload)
         ax.set_title(f"{group.device}, {group.variant} ({group.build_label}), {workload_text(workload)}", fontsize=9)
-        ax.text(0.99, 0.03, "model: α " + num(terms.latency_s * 1e6) + " µs/hop, B " +
+        ax.text(0.99, 0.03, "model: λ " + num(terms.launch_s * 1e6) + " µs, α " + num(terms.latency_s * 1e6) +
+                " µs/hop, B " +
                 ("∞" if terms.inverse_bandwidth <= 0 else num(terms.bandwidth / 1e9) + " GB/s") +
                 (f", t_fixed {num(fixed * 1e6)} µs" if fixed is not None else "") +
                 (f", t_overlap {num(terms.overlap_s * 1e6)} µs" if terms.overlap_s is not None else ""),

@@ -293,16 +293,17 @@ def strong_scaling_section(configs, stem, formats, exposed=()) -> list[str]:
     lines = ["### Strong-scaling efficiency against bodies per GPU", "",
              "E(G) = T(1) ÷ (G × T(G)) of the median times; the range is over every pair of the two runs' "
              "repetitions. Model: the per-step cost model of docs/scaling.md (`plot/nbodyplot/cost_model.py`) fitted "
-             "to these runs: T(1)/G + (1 − 1/G) t_fixed + the all-gather's (G − 1) α + (G − 1)/G × S/B (overlapped: "
+             "to these runs: T(1)/G + (1 − 1/G) t_fixed + the all-gather's λ + (G − 1) α + (G − 1)/G × S/B (overlapped: "
              "+ t_overlap, less what the owned block's pull hides), by least squares of the relative residuals; "
-             "α, B and t_overlap on the workload with the most points and every recorded exposed exchange "
-             "(`step_exposed_communication_s`, or `--exposed-exchange`), t_fixed per workload. Residual = model ÷ "
+             "λ, α, B and t_overlap on the workload with the most points and every recorded exposed exchange up to "
+             "N = 2¹⁶ (`step_exposed_communication_s`, or `--exposed-exchange`), t_fixed per workload. Residual = model ÷ "
              "measured time − 1.", ""]
     lines += figure(stem, "Strong-scaling efficiency against bodies per GPU", "", formats)
     for f in fits:
         t = f.fit.terms
         fixed = ", ".join(f"t_fixed {num(v * 1e6)} µs ({workload_text(w)})" for w, v in sorted(t.fixed_s.items()))
-        lines.append(f"- {f.device}, {f.variant} ({f.build_label}): α {num(t.latency_s * 1e6)} µs per hop, B "
+        lines.append(f"- {f.device}, {f.variant} ({f.build_label}): λ {num(t.launch_s * 1e6)} µs per all-gather, "
+                     f"α {num(t.latency_s * 1e6)} µs per hop, B "
                      + ("unbounded (1/B fitted 0)" if t.inverse_bandwidth <= 0 else f"{num(t.bandwidth / 1e9)} GB/s")
                      + (f", t_overlap {num(t.overlap_s * 1e6)} µs" if t.overlap_s is not None else "")
                      + f", {fixed}; fitted on {workload_text(f.fit.reference)}, RMS residual {percent(f.fit.rms)}")
