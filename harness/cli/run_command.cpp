@@ -187,7 +187,7 @@ void run(const RunOptions& o, DistributedRun& ranks) {
     fmt::print("download         {:.6e} s\n", m.download_s);
     if (breakdown)
         fmt::print("step breakdown   compute {:.3f} us, exposed communication {:.3f} us, imbalance {:.3f} us of {:.3f} us "
-                   "(device events, mean of {} further synchronised steps)\n",
+                   "(device events, mean of {} further steps, each begun by every rank together)\n",
                    breakdown->compute_s * 1e6, breakdown->exposed_communication_s * 1e6, breakdown->imbalance_s * 1e6,
                    breakdown->step_s * 1e6, breakdown->steps);
     else if (const auto exchange = tuning.find("exchange");

@@ -200,14 +200,23 @@ std::optional<StepBreakdownOverRanks> step_breakdown_over_ranks(Simulation& simu
     const int wanted = time_per_step_s > 0 ? static_cast<int>(std::min<double>(kMostBreakdownSteps, kBreakdownSeconds / time_per_step_s))
                                            : kMostBreakdownSteps;
     const int steps = rank0_value(communicator, std::max(1, wanted));
-    const std::optional<Simulation::StepBreakdown> mine = simulation.step_breakdown(steps);
-    if (!mine) return std::nullopt;  // the same variant on every rank: none records one
+    // One step at a time, every rank starting it together: a rank that launched late would show in
+    // the others' all-gather wait, as exposed communication that is only the ranks' start skew.
+    Simulation::StepBreakdown mine;
+    for (int s = 0; s < steps; ++s) {
+        communicator.barrier();
+        const std::optional<Simulation::StepBreakdown> one = simulation.step_breakdown(1);
+        if (!one) return std::nullopt;  // the same variant on every rank: none records one
+        mine.step_s += one->step_s / steps;
+        mine.exposed_communication_s += one->exposed_communication_s / steps;
+        mine.steps += one->steps;
+    }
     const int ranks = communicator.size();
     const BlockDecomposition decomposition(2 * static_cast<std::size_t>(ranks), ranks);
     std::vector<double> values(decomposition.bodies(), 0.0);
     const BodyBlock own = decomposition.block(communicator.rank());
-    values[own.first] = mine->step_s;
-    values[own.first + 1] = mine->exposed_communication_s;
+    values[own.first] = mine.step_s;
+    values[own.first + 1] = mine.exposed_communication_s;
     communicator.allgather_in_place(std::span<double>(values), decomposition);
     double step = 0.0, busy_sum = 0.0, busy_max = 0.0;
     for (int r = 0; r < ranks; ++r) {
@@ -223,7 +232,7 @@ std::optional<StepBreakdownOverRanks> step_breakdown_over_ranks(Simulation& simu
     breakdown.compute_s = busy_sum / ranks;
     breakdown.imbalance_s = busy_max - breakdown.compute_s;
     breakdown.exposed_communication_s = std::max(0.0, step - busy_max);
-    breakdown.steps = mine->steps;
+    breakdown.steps = mine.steps;
     return breakdown;
 }
 
