@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "nbody/errors.hpp"
 #ifdef NBODY_WITH_MPI
@@ -202,15 +203,15 @@ std::optional<StepBreakdownOverRanks> step_breakdown_over_ranks(Simulation& simu
     const int steps = rank0_value(communicator, std::max(1, wanted));
     // One step at a time, every rank starting it together: a rank that launched late would show in
     // the others' all-gather wait, as exposed communication that is only the ranks' start skew.
-    Simulation::StepBreakdown mine;
-    for (int s = 0; s < steps; ++s) {
+    bool recorded = true;  // the same variant on every rank: all record a breakdown or none does
+    const Simulation::StepBreakdown mine = Simulation::StepBreakdown::mean_of(steps, [&] {
+        if (!recorded) return std::pair(0.0, 0.0);
         communicator.barrier();
         const std::optional<Simulation::StepBreakdown> one = simulation.step_breakdown(1);
-        if (!one) return std::nullopt;  // the same variant on every rank: none records one
-        mine.step_s += one->step_s / steps;
-        mine.exposed_communication_s += one->exposed_communication_s / steps;
-        mine.steps += one->steps;
-    }
+        recorded = one.has_value();
+        return one ? std::pair(one->step_s, one->exposed_communication_s) : std::pair(0.0, 0.0);
+    });
+    if (!recorded) return std::nullopt;
     const int ranks = communicator.size();
     const BlockDecomposition decomposition(2 * static_cast<std::size_t>(ranks), ranks);
     std::vector<double> values(decomposition.bodies(), 0.0);
