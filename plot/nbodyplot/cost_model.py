@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 BYTES_PER_REAL = {"fp32": 4, "fp64": 8}
 LAUNCH, LATENCY, INVERSE_BANDWIDTH, OVERLAP = "launch", "latency", "inverse_bandwidth", "overlap"
+# The shared terms' fields of Terms; every other term is a workload's t_fixed (fixed_name).
+SHARED_TERM_ATTRIBUTES = {LAUNCH: "launch_s", LATENCY: "latency_s", INVERSE_BANDWIDTH: "inverse_bandwidth",
+                          OVERLAP: "overlap_s"}
 
 
 def fixed_name(workload: tuple) -> tuple:
@@ -81,15 +84,15 @@ class Terms:
         return math.inf if self.inverse_bandwidth <= 0 else 1.0 / self.inverse_bandwidth
 
     def value(self, name) -> float:
-        if name == LAUNCH:
-            return self.launch_s
-        if name == LATENCY:
-            return self.latency_s
-        if name == INVERSE_BANDWIDTH:
-            return self.inverse_bandwidth
-        if name == OVERLAP:
-            return self.overlap_s or 0.0
+        if name in SHARED_TERM_ATTRIBUTES:
+            return getattr(self, SHARED_TERM_ATTRIBUTES[name]) or 0.0  # overlap_s: None when not fitted
         return self.fixed_s.get(name[1], 0.0)
+
+    def set_value(self, name, value: float) -> None:
+        if name in SHARED_TERM_ATTRIBUTES:
+            setattr(self, SHARED_TERM_ATTRIBUTES[name], value)
+        else:
+            self.fixed_s[name[1]] = value
 
 
 def exchange_bytes(workload: tuple, n: int) -> int:
@@ -258,16 +261,7 @@ def _fit_terms(observations, exposed, free: list, terms: Terms) -> Terms:
             fixed_rows.append((constant, {n: c for n, c in row.items() if n in free}, y))
         values = _nonnegative_least_squares(fixed_rows, free)
         for name, v in values.items():
-            if name == LAUNCH:
-                terms.launch_s = v
-            elif name == LATENCY:
-                terms.latency_s = v
-            elif name == INVERSE_BANDWIDTH:
-                terms.inverse_bandwidth = v
-            elif name == OVERLAP:
-                terms.overlap_s = v
-            else:
-                terms.fixed_s[name[1]] = v
+            terms.set_value(name, v)
     return terms
 
 
