@@ -10,8 +10,9 @@
 # usage: scripts/scaling_run.sh BENCH OUT_DIR [options] [-- extra matrix options]
 #   --variants LIST            comma-separated variant ids (default cuda.sliced)
 #   --ranks "1 2 ..."          the G to run (default 1 .. the GPUs nvidia-smi lists, 1 without one)
-#   --device-collectives K     nccl (one rank per GPU, default) or host-staged (ranks may share a
+#   --device-collectives K     nccl (one rank per GPU, default), host-staged (ranks may share a
 #                              GPU: how the distributed GPU path is checked on a one-GPU machine)
+#                              or peer (GPUs write each other's memory; one node)
 #   --n "N ..."                strong-scaling sizes (default 1048576 2097152 4194304)
 #   --weak-n N                 weak scaling's N at G = 1 (default 1048576)
 #   --kinds "strong weak"      which scalings to run (default both)
@@ -62,7 +63,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ $min_time =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "scaling_run.sh: --min-time '$min_time' is not a number of seconds" >&2; exit 2; }
-case $collectives in nccl|host-staged) ;; *) echo "scaling_run.sh: --device-collectives must be nccl or host-staged, got '$collectives'" >&2; exit 2 ;; esac
+case $collectives in nccl|host-staged|peer) ;; *) echo "scaling_run.sh: --device-collectives must be nccl, host-staged or peer, got '$collectives'" >&2; exit 2 ;; esac
 for kind in $kinds; do
   case $kind in strong|weak) ;; *) echo "scaling_run.sh: --kinds takes strong and weak, got '$kind'" >&2; exit 2 ;; esac
 done

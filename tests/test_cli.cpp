@@ -85,7 +85,7 @@ TEST(Cli, RunWithoutMpirunIsOneRankAndAnUnknownDeviceCollectiveExitsTwo) {
     const Outcome bad = run_bench("run --variant omp.simd -n 64 --device-collectives nvlink --state-out " + dir.file("s.csv"), dir);
     EXPECT_EQ(bad.status, 2) << bad.err;
     EXPECT_NE(bad.err.find("--device-collectives"), std::string::npos) << bad.err;
-    EXPECT_NE(bad.err.find("nccl or host-staged"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("nccl, host-staged or peer"), std::string::npos) << bad.err;
     EXPECT_EQ(line_count(bad.err), 1) << bad.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("s.csv")));
 }

@@ -144,9 +144,10 @@ void DistributionOptions::add_to(CLI::App& app) {
     app.add_option_function<std::string>(
            "--device-collectives",
            [this](const std::string& text) { device_collectives = parse_device_collectives(text); },
-           "under mpirun, how a GPU variant's ranks exchange positions: nccl (one rank per GPU, default) or "
-           "host-staged (through host memory and MPI; several ranks may share a GPU)")
-        ->check(accepted_by([](const std::string& text) { parse_device_collectives(text); }, "nccl|host-staged"));
+           "under mpirun, how a GPU variant's ranks exchange positions: nccl (one rank per GPU, default), "
+           "host-staged (through host memory and MPI; several ranks may share a GPU) or peer (each GPU writes "
+           "into the others' memory directly; one node, peer access between its GPUs)")
+        ->check(accepted_by([](const std::string& text) { parse_device_collectives(text); }, "nccl|host-staged|peer"));
 }
 
 void refuse_costly(const std::string& what, const std::string& why) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -147,10 +148,18 @@ nlohmann::ordered_json DistributedRun::result_fields(const DeviceCommunicator* d
 DeviceCollectives parse_device_collectives(const std::string& text) {
     if (text == "nccl") return DeviceCollectives::nccl;
     if (text == "host-staged") return DeviceCollectives::host_staged;
-    throw UsageError("--device-collectives must be nccl or host-staged, got '" + text + "'");
+    if (text == "peer") return DeviceCollectives::peer;
+    throw UsageError("--device-collectives must be nccl, host-staged or peer, got '" + text + "'");
 }
 
-const char* to_string(DeviceCollectives kind) { return kind == DeviceCollectives::nccl ? "nccl" : "host-staged"; }
+const char* to_string(DeviceCollectives kind) {
+    switch (kind) {
+        case DeviceCollectives::nccl: return "nccl";
+        case DeviceCollectives::host_staged: return "host-staged";
+        case DeviceCollectives::peer: return "peer";
+    }
+    throw std::logic_error("unknown DeviceCollectives kind");
+}
 
 ProblemDistributions::ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind)
     : run_(run), registry_(registry), kind_(kind) {}

@@ -64,7 +64,7 @@ private:
     std::unique_ptr<Communicator> communicator_;
 };
 
-// --device-collectives: "nccl" or "host-staged"; UsageError naming the option otherwise.
+// --device-collectives: "nccl", "host-staged" or "peer"; UsageError naming the option otherwise.
 DeviceCollectives parse_device_collectives(const std::string& text);
 const char* to_string(DeviceCollectives kind);
 

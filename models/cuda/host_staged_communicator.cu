@@ -68,13 +68,18 @@ void HostStagedDeviceCommunicator::allgather_in_place(std::span<double* const> a
 }
 
 void HostStagedDeviceCommunicator::allreduce_sum(std::int32_t* values, std::size_t count, void* stream) {
-    staged_counts_.resize(count);
+    allreduce_through_host(host_, values, count, stream, staged_counts_);
+}
+
+void allreduce_through_host(Communicator& host, std::int32_t* values, std::size_t count, void* stream,
+                            std::vector<std::int32_t>& staging) {
+    staging.resize(count);
     if (count == 0) return;
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(staged_counts_.data(), values, count * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(staging.data(), values, count * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
                                      as_stream(stream)));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
-    host_.allreduce_sum(std::span<std::int32_t>(staged_counts_));
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(values, staged_counts_.data(), count * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+    host.allreduce_sum(std::span<std::int32_t>(staging));
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(values, staging.data(), count * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                                      as_stream(stream)));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
 }

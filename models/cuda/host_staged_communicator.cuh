@@ -46,6 +46,11 @@ private:
     std::vector<std::int32_t> staged_counts_;
 };
 
+// The element-wise sum of `values` (device memory) over every rank of `host`: copied to `staging`,
+// summed by the host communicator, copied back; `stream` is synchronised before returning.
+void allreduce_through_host(Communicator& host, std::int32_t* values, std::size_t count, void* stream,
+                            std::vector<std::int32_t>& staging);
+
 // True when `device`'s collectives are host calls (host-staged), which a CUDA graph cannot hold.
 bool collectives_are_host_calls(const DeviceCommunicator& device);
 

@@ -6,6 +6,7 @@
 #include "host_staged_communicator.cuh"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
+#include "peer_communicator.cuh"
 #include "variants.cuh"
 #if defined(NBODY_WITH_NCCL)
 #include "nccl_communicator.cuh"
@@ -15,11 +16,13 @@ namespace nbody {
 namespace {
 
 // The registry's device-communicator factory (registry.hpp): NCCL where this build has it,
-// host-staged always (it needs only the host communicator).
+// host-staged and peer always (they need only the host communicator).
 std::unique_ptr<DeviceCommunicator> make_device_communicator(Communicator& host, DeviceCollectives kind) {
     switch (kind) {
         case DeviceCollectives::host_staged:
             return std::make_unique<cuda::HostStagedDeviceCommunicator>(host);
+        case DeviceCollectives::peer:
+            return cuda::make_peer_communicator(host);
         case DeviceCollectives::nccl:
 #if defined(NBODY_WITH_NCCL)
             return cuda::make_nccl_communicator(host);

@@ -127,11 +127,13 @@ public:
     virtual void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) = 0;
 };
 
-// How a GPU model's ranks move device data: NCCL between GPUs (one rank per GPU, the default), or
+// How a GPU model's ranks move device data: NCCL between GPUs (one rank per GPU, the default);
 // through host memory over the host communicator (device -> host copy, host all-gather, host ->
 // device copy): slower, but it runs where NCCL cannot, e.g. several ranks sharing one GPU, which
-// is how the distributed GPU code is checked on a one-GPU machine (docs/scaling.md).
-enum class DeviceCollectives { nccl, host_staged };
+// is how the distributed GPU code is checked on a one-GPU machine; or peer: each rank's kernel
+// writes into the other ranks' GPU memory directly (one node, peer access between its GPUs), the
+// lowest latency for small N (docs/scaling.md).
+enum class DeviceCollectives { nccl, host_staged, peer };
 
 // One GPU holding every body.
 class SingleDeviceCommunicator final : public DeviceCommunicator {

@@ -1,13 +1,15 @@
 // cuda.sliced over several ranks (docs/scaling.md), checked in one process: the ranks are threads
 // sharing one GPU, joined by an in-process host communicator, and the device collectives are the
-// host-staged ones the registry's factory makes (NCCL cannot put two ranks on one GPU). Without a
-// GPU: which variants say they are distributed, the factory's refusal, the missing device
-// communicator. With a GPU: every workload over 1, 2 and 3 ranks (uneven N, an empty trailing
-// block) equals the single-process run bit for bit with one slice and exchange=allgather (the
-// same sums in the same order), and within the verification thresholds with the default tunings
-// and either exchange (slices add partial pulls with atomics in any order; the overlapped
-// exchange sums the owned block first); one rank through NCCL where the build has it (its
-// collectives captured in the step's CUDA graph, on a second stream when overlapped).
+// host-staged or the peer ones the registry's factory makes (NCCL cannot put two ranks on one
+// GPU). Without a GPU: which variants say they are distributed, the factory's refusals, the
+// missing device communicator. With a GPU, for both: every workload over 1, 2 and 3 ranks (uneven
+// N, an empty trailing block) equals the single-process run bit for bit with one slice and
+// exchange=allgather (the same sums in the same order), and within the verification thresholds
+// with the default tunings and either exchange (slices add partial pulls with atomics in any
+// order; the overlapped exchange sums the owned block first); one rank through NCCL where the
+// build has it (its collectives captured in the step's CUDA graph, on a second stream when
+// overlapped). The peer kernels of the thread-ranks run concurrently on the one GPU, captured in
+// each rank's step graph.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,13 +63,18 @@ Problem problem_of(const Workload& workload, std::size_t n, Distribution distrib
     return Problem{.n = n, .d = 16, .constants = {}, .workload = workload, .distribution = distribution};
 }
 
-// Each rank's outcome of `ranks` thread-ranks over host-staged device collectives.
-std::vector<Outcome> run_on_thread_ranks(int ranks, const Workload& workload, std::size_t n, const TuningValues& tuning,
-                                         int steps) {
+// The device collectives that let thread-ranks share one GPU.
+constexpr DeviceCollectives kSharedGpuCollectives[] = {DeviceCollectives::host_staged, DeviceCollectives::peer};
+
+std::string collectives_name(DeviceCollectives kind) { return kind == DeviceCollectives::peer ? "peer" : "host-staged"; }
+
+// Each rank's outcome of `ranks` thread-ranks over the device collectives `kind`.
+std::vector<Outcome> run_on_thread_ranks(DeviceCollectives kind, int ranks, const Workload& workload, std::size_t n,
+                                         const TuningValues& tuning, int steps) {
     std::vector<Outcome> outcomes(static_cast<std::size_t>(ranks));
     on_thread_ranks(ranks, [&](ThreadRanks& shared, int r) {
         ThreadCommunicator host(shared, r);
-        auto devices = (*builtin_registry().device_communicator_factory())(host, DeviceCollectives::host_staged);
+        auto devices = (*builtin_registry().device_communicator_factory())(host, kind);
         outcomes[static_cast<std::size_t>(r)] = run(problem_of(workload, n, {&host, devices.get()}), tuning, steps);
     });
     return outcomes;
@@ -130,12 +137,14 @@ TEST(CudaDistributed, TheFactoryMakesHostStagedCollectivesOnTheLocalRanksGpu) {
     ASSERT_NE(factory, nullptr) << "the CUDA model installs the device-communicator factory";
     SingleProcessCommunicator host;
     if (!gpu_present()) {
-        try {
-            (*factory)(host, DeviceCollectives::host_staged);
-            FAIL() << "host-staged collectives made without a GPU";
-        } catch (const std::runtime_error& e) {
-            EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
-            EXPECT_NE(std::string(e.what()).find("need a GPU"), std::string::npos) << e.what();
+        for (const DeviceCollectives kind : kSharedGpuCollectives) {
+            try {
+                (*factory)(host, kind);
+                FAIL() << collectives_name(kind) << " collectives made without a GPU";
+            } catch (const std::runtime_error& e) {
+                EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("need a GPU"), std::string::npos) << e.what();
+            }
         }
         return;
     }
@@ -164,13 +173,15 @@ TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
         int ranks;
     };
     // 1001 over 3: blocks of 334, 334, 333; 4 over 3: blocks of 2, 2 and an empty one.
+    for (const DeviceCollectives kind : kSharedGpuCollectives)
     for (const Case c : {Case{1001, 1}, Case{1001, 2}, Case{1001, 3}, Case{4, 3}})
         for (const Workload& w : all_workloads()) {
             const Outcome single = run(problem_of(w, c.n), one_slice, kSteps);
-            const std::vector<Outcome> ranks = run_on_thread_ranks(c.ranks, w, c.n, one_slice, kSteps);
+            const std::vector<Outcome> ranks = run_on_thread_ranks(kind, c.ranks, w, c.n, one_slice, kSteps);
             const BlockDecomposition decomposition(c.n, c.ranks);
             for (int r = 0; r < c.ranks; ++r)
-                expect_identical(ranks[static_cast<std::size_t>(r)], single, decomposition.block(r), case_name(w, c.n, c.ranks, r));
+                expect_identical(ranks[static_cast<std::size_t>(r)], single, decomposition.block(r),
+                                 case_name(w, c.n, c.ranks, r) + " over " + collectives_name(kind));
         }
 }
 
@@ -178,19 +189,20 @@ TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfT
     if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
     constexpr int kSteps = 3;
     constexpr std::size_t kN = 4099;  // prime: every split uneven
+    for (const DeviceCollectives kind : kSharedGpuCollectives)
     for (const char* exchange : {"overlap", "allgather"})
     for (int ranks : {2, 3})
         for (const Workload& w : all_workloads()) {
             const TuningValues tuning{{"exchange", exchange}};
             const Outcome single = run(problem_of(w, kN), {}, kSteps);
-            const std::vector<Outcome> outcomes = run_on_thread_ranks(ranks, w, kN, tuning, kSteps);
+            const std::vector<Outcome> outcomes = run_on_thread_ranks(kind, ranks, w, kN, tuning, kSteps);
             const BlockDecomposition decomposition(kN, ranks);
             // docs/verification.md's thresholds (as test_cuda's): float32 1e-4 / 1e-6, float64 1e-12.
             const bool fp32 = w.precision == Precision::fp32;
             const double position_limit = fp32 ? 1e-4 : 1e-12, velocity_limit = fp32 ? 1e-6 : 1e-12;
             for (int r = 0; r < ranks; ++r) {
                 const Outcome& got = outcomes[static_cast<std::size_t>(r)];
-                const std::string where = case_name(w, kN, ranks, r) + " exchange=" + exchange;
+                const std::string where = case_name(w, kN, ranks, r) + " exchange=" + exchange + " over " + collectives_name(kind);
                 const auto [position, velocity] = std::visit(
                     [&](const auto& bodies) {
                         using Bodies = std::decay_t<decltype(bodies)>;
