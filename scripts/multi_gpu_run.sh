@@ -10,22 +10,25 @@
 #                                        verify over the largest G, and the faults: two ranks on one
 #                                        GPU, NCCL's bootstrap failing, a rank killed mid-matrix
 # usage: scripts/multi_gpu_run.sh BENCH OUT_DIR [--ranks "1 2 4"] [--variants LIST] [--parts "strong weak checks"]
-# (part scaling = strong weak). Each part is bounded by `timeout`; a cut part leaves the results
-# files it finished, and a later call into the same OUT_DIR adds its parts beside them.
+#        [--device-collectives nccl|peer]
+# (part scaling = strong weak; the device collectives of the scaling parts, default nccl). Each part
+# is bounded by `timeout`; a cut part leaves the results files it finished, and a later call into
+# the same OUT_DIR adds its parts beside them.
 set -uo pipefail
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 (($# >= 2)) || usage
 bench=$1 out=$2
 shift 2
 [[ -x $bench ]] || { echo "multi_gpu_run.sh: $bench is not an executable nbody-bench" >&2; exit 2; }
 gpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU ' || true)
-ranks="" variants=cuda.sliced,kokkos.team_tiled@cuda parts="strong weak checks"
+ranks="" variants=cuda.sliced,kokkos.team_tiled@cuda parts="strong weak checks" collectives=nccl
 while (($# > 0)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
     --parts) parts=$2; shift 2 ;;
+    --device-collectives) collectives=$2; shift 2 ;;
     *) echo "multi_gpu_run.sh: unknown option $1" >&2; usage ;;
   esac
 done
@@ -46,7 +49,8 @@ mkdir -p "$out"
 } > "$out/device.txt" 2>&1
 
 multi=$(echo $ranks | tr ' ' '\n' | awk '$1 > 1' | tr '\n' ' ')
-common=(--variants "$variants" --steps 3 --warmup 1 --repetitions 3 --d 100 --min-time 0.3)
+case $collectives in nccl|peer) ;; *) echo "multi_gpu_run.sh: --device-collectives takes nccl or peer, got '$collectives'" >&2; exit 2 ;; esac
+common=(--variants "$variants" --steps 3 --warmup 1 --repetitions 3 --d 100 --min-time 0.3 --device-collectives "$collectives")
 for workload in "2 fp32 16384 65536 262144 1048576" "3 fp64 16384 65536 262144"; do
   read -r dim precision sizes <<<"$workload"
   dir=$out/scaling-${dim}d-$precision

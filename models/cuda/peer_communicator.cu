@@ -1,16 +1,11 @@
 #include "peer_communicator.cuh"
 
-// Driver types only: the driver is reached through cudaGetDriverEntryPointByVersion, so that the
-// binary still starts on a machine without it.
-#include <cuda.h>
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -24,31 +19,37 @@
 namespace nbody::cuda {
 namespace {
 
-constexpr int kMaxRanks = 16;      // the GPUs of one node
-constexpr int kMaxAxes = 4;        // three position axes and the masses
+constexpr int kMaxRanks = 16;  // the GPUs of one node
+constexpr int kMaxAxes = 4;    // three position axes and the masses
 constexpr unsigned int kGatherBlocks = 32;
 constexpr unsigned int kGatherThreads = 256;
 // A wait this long means a peer is gone without this process being ended: the kernel traps
 // (an error at the next synchronisation) instead of spinning for ever. Far above any step.
 constexpr unsigned long long kWaitLimitNs = 600ull * 1000 * 1000 * 1000;
 
-// One rank's counters, in its device memory. ready[q] and arrived[q] are written by rank q's
-// kernels; calls[b] by block b of this rank's own.
-struct PeerFlags {
-    unsigned long long ready[kMaxRanks];    // the last all-gather in which rank q may write here
-    unsigned long long arrived[kMaxRanks];  // rank q's blocks that finished writing here, all calls
-    unsigned long long calls[kGatherBlocks];
+// NCCL's low-latency protocol, between every pair directly: 4 bytes of data and the call's flag
+// travel in one 8-byte store, so a receiver that sees the flag sees the data, with no fence and no
+// second signal. Each rank's inbox holds two slots (calls alternate), each [sender][axis][element]
+// [word]. No rank writes a slot that its peer may still read: writing call c + 2 needs the peer's
+// data of call c + 1, which it sends only after its kernel of call c has read everything.
+struct LlWord {
+    std::uint32_t data;
+    std::uint32_t flag;
 };
 
 template <class T>
-struct PeerGather {
-    T* axis[kMaxAxes][kMaxRanks];  // axis a as rank q holds it, mapped into this process
-    PeerFlags* flags[kMaxRanks];
-    int axes, ranks, rank;
-    unsigned long long first, count;  // this rank's block
-};
+constexpr int kWordsPerElement = static_cast<int>(sizeof(T) / sizeof(std::uint32_t));
 
-using SystemWord = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_system>;
+template <class T>
+struct PeerGather {
+    T* axis[kMaxAxes];              // this rank's gathered axes
+    LlWord* inbox[kMaxRanks];       // rank q's inbox, mapped into this process
+    unsigned long long* calls;      // calls[b]: all-gathers block b of this rank has made
+    unsigned long long capacity;    // elements of every rank's block (the padding travels too)
+    unsigned long long slot_words;  // LlWords of one slot of an inbox
+    unsigned long long axis_words;  // LlWords of one axis of one sender in a slot
+    int axes, ranks, rank;
+};
 
 __device__ unsigned long long global_timer_ns() {
     unsigned long long ns;
@@ -56,92 +57,70 @@ __device__ unsigned long long global_timer_ns() {
     return ns;
 }
 
-__device__ void wait_until_at_least(unsigned long long& word, unsigned long long target) {
-    SystemWord atomic(word);
-    if (atomic.load(::cuda::memory_order_acquire) >= target) return;
-    const unsigned long long start = global_timer_ns();
-    while (atomic.load(::cuda::memory_order_acquire) < target)
-        if (global_timer_ns() - start > kWaitLimitNs) __trap();
+__device__ void store_word(LlWord* to, std::uint32_t data, std::uint32_t flag) {
+    asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" ::"l"(to), "r"(data), "r"(flag) : "memory");
 }
 
-// Every block: says this rank may be written (the kernels before it on the stream are done with
-// the buffers), waits until every other rank says so, writes its share of this rank's block into
-// every other rank's buffers, and counts itself arrived there; then waits until every block of
-// every other rank has arrived here. Every block signals, so none waits on a block not yet running.
+// The word's data once its flag is `flag`; traps after kWaitLimitNs.
+__device__ std::uint32_t await_word(const LlWord* from, std::uint32_t flag) {
+    std::uint32_t data = 0, seen = 0;
+    unsigned long long start = 0;
+    for (;;) {
+        asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(data), "=r"(seen) : "l"(from) : "memory");
+        if (seen == flag) return data;
+        if (start == 0) start = global_timer_ns();
+        else if (global_timer_ns() - start > kWaitLimitNs) __trap();
+    }
+}
+
+// Every block sends its share of this rank's block (every axis, to every other rank), then
+// receives its share of every other rank's block into the axes.
 template <class T>
 __global__ void __launch_bounds__(kGatherThreads) peer_allgather(PeerGather<T> g) {
     __shared__ unsigned long long call;
-    PeerFlags& own = *g.flags[g.rank];
-    if (threadIdx.x == 0) {
-        call = ++own.calls[blockIdx.x];
-        for (int q = 0; q < g.ranks; ++q)
-            if (q != g.rank) SystemWord(g.flags[q]->ready[g.rank]).store(call, ::cuda::memory_order_release);
-        for (int q = 0; q < g.ranks; ++q)
-            if (q != g.rank) wait_until_at_least(own.ready[q], call);
-    }
+    if (threadIdx.x == 0) call = ++g.calls[blockIdx.x];
     __syncthreads();
+    const auto flag = static_cast<std::uint32_t>(call);  // never 0, which a fresh inbox holds
+    const unsigned long long slot = (call & 1) * g.slot_words;
     const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+    const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    constexpr int kWords = kWordsPerElement<T>;
     for (int q = 0; q < g.ranks; ++q) {
         if (q == g.rank) continue;
+        LlWord* to = g.inbox[q] + slot + static_cast<unsigned long long>(g.rank) * g.axes * g.axis_words;
         for (int a = 0; a < g.axes; ++a) {
-            const T* from = g.axis[a][g.rank] + g.first;
-            T* to = g.axis[a][q] + g.first;
-            for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.count;
-                 i += stride)
-                to[i] = from[i];
+            const T* from = g.axis[a] + static_cast<unsigned long long>(g.rank) * g.capacity;
+            for (unsigned long long i = first; i < g.capacity; i += stride) {
+                std::uint32_t bits[kWords];
+                const T value = from[i];
+                memcpy(bits, &value, sizeof value);
+                for (int w = 0; w < kWords; ++w) store_word(to + a * g.axis_words + i * kWords + w, bits[w], flag);
+            }
         }
     }
-    __threadfence_system();  // this thread's writes reach the other GPUs before the count says so
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int q = 0; q < g.ranks; ++q)
-            if (q != g.rank) SystemWord(g.flags[q]->arrived[g.rank]).fetch_add(1, ::cuda::memory_order_release);
-        for (int q = 0; q < g.ranks; ++q)
-            if (q != g.rank) wait_until_at_least(own.arrived[q], call * gridDim.x);
+    for (int q = 0; q < g.ranks; ++q) {
+        if (q == g.rank) continue;
+        const LlWord* from = g.inbox[g.rank] + slot + static_cast<unsigned long long>(q) * g.axes * g.axis_words;
+        for (int a = 0; a < g.axes; ++a) {
+            T* to = g.axis[a] + static_cast<unsigned long long>(q) * g.capacity;
+            for (unsigned long long i = first; i < g.capacity; i += stride) {
+                std::uint32_t bits[kWords];
+                for (int w = 0; w < kWords; ++w) bits[w] = await_word(from + a * g.axis_words + i * kWords + w, flag);
+                T value;
+                memcpy(&value, bits, sizeof value);
+                to[i] = value;
+            }
+        }
     }
 }
 
-using PointerGetAttribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
-
-PointerGetAttribute pointer_get_attribute() {
-    static const PointerGetAttribute function = [] {
-        void* found = nullptr;
-        cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-        NBODY_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &found, 12000, cudaEnableDefault, &status));
-        if (status != cudaDriverEntryPointSuccess || found == nullptr)
-            throw std::runtime_error("the CUDA driver has no cuPointerGetAttribute");
-        return reinterpret_cast<PointerGetAttribute>(found);
-    }();
-    return function;
-}
-
-// The allocation a device pointer lies in: its process-wide unique id (never reused, unlike an
-// address) and its first byte.
-struct Allocation {
-    unsigned long long id = 0;
-    char* base = nullptr;
-};
-
-Allocation allocation_of(const void* pointer) {
-    Allocation allocation;
-    CUdeviceptr base = 0;
-    const auto address = reinterpret_cast<CUdeviceptr>(pointer);
-    if (pointer_get_attribute()(&allocation.id, CU_POINTER_ATTRIBUTE_BUFFER_ID, address) != CUDA_SUCCESS ||
-        pointer_get_attribute()(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) != CUDA_SUCCESS)
-        throw std::invalid_argument("a peer all-gather was given a buffer that is not device memory");
-    allocation.base = reinterpret_cast<char*>(base);
-    return allocation;
-}
-
-// What a rank tells the others of one of its buffers.
-struct BufferRecord {
+// What a rank tells the others of its inbox.
+struct InboxRecord {
     std::int64_t process;
-    std::uint64_t allocation;  // Allocation::id in that process
-    std::uint64_t base;        // the allocation's address in that process
-    std::uint64_t offset;      // of the buffer in the allocation
+    std::uint64_t address;  // in that process
     cudaIpcMemHandle_t handle;
 };
-static_assert(sizeof(BufferRecord) % sizeof(std::int32_t) == 0);
+static_assert(sizeof(InboxRecord) % sizeof(std::int32_t) == 0);
 
 class PeerCommunicator final : public DeviceCommunicator {
 public:
@@ -158,10 +137,9 @@ public:
     }
 
     ~PeerCommunicator() override {
-        // The other ranks' last writes here are done: each rank's last kernel waited for them.
-        cudaDeviceSynchronize();
-        for (const auto& [key, base] : opened_) cudaIpcCloseMemHandle(base);
-        if (flags_ != nullptr) cudaFree(flags_);
+        cudaDeviceSynchronize();  // this rank's kernels are done with every inbox
+        release_inboxes();
+        if (calls_ != nullptr) cudaFree(calls_);
     }
     PeerCommunicator(const PeerCommunicator&) = delete;
     PeerCommunicator& operator=(const PeerCommunicator&) = delete;
@@ -220,27 +198,21 @@ private:
                                      std::to_string(to) + " (rank " + std::to_string(b) +
                                      "): peer device collectives need NVLink or PCIe peer access between every pair; use "
                                      "--device-collectives nccl");
-                if (a == rank_ && from == device_) enable_peer_access(to);
+                if (a == rank_) enable_peer_access(to);
             }
-
-        NBODY_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&flags_), sizeof(PeerFlags)));
-        NBODY_CUDA_CHECK(cudaMemset(flags_, 0, sizeof(PeerFlags)));
-        NBODY_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any other rank can write here
-        void* const flags[] = {flags_};
-        const std::vector<std::vector<void*>> mapped = map_buffers(flags);
-        for (int q = 0; q < size_; ++q) flags_at_[q] = static_cast<PeerFlags*>(mapped[0][static_cast<std::size_t>(q)]);
-        host_.barrier();  // every rank's flags zeroed and mapped before any kernel writes them
+        NBODY_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&calls_), kGatherBlocks * sizeof(unsigned long long)));
+        NBODY_CUDA_CHECK(cudaMemset(calls_, 0, kGatherBlocks * sizeof(unsigned long long)));
 
         const bool shared = gpus_in_use < host_.local_size();
-        description_ = "peer (each rank's kernel writes its block into every other rank's buffers through CUDA IPC "
-                       "mappings, counters in device memory): " +
+        description_ = "peer (each rank's kernel writes its block into every other rank's GPU memory, mapped through CUDA "
+                       "IPC, as data and flag in one store): " +
                        std::to_string(size_) + " ranks on 1 node, " +
                        (shared ? std::to_string(host_.local_size()) + " ranks sharing " + std::to_string(gpus_in_use) +
                                      (gpus_in_use == 1 ? " GPU" : " GPUs")
                                : "one GPU each, peer access (NVLink or PCIe) between every pair");
     }
 
-    // Peer access from this device for this process's own mappings (IPC mappings enable it lazily).
+    // Peer access from this device for this process's own pointers (IPC mappings enable it lazily).
     void enable_peer_access(int to) {
         const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
         if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
@@ -250,85 +222,78 @@ private:
         NBODY_CUDA_CHECK(enabled);
     }
 
-    // Each of this rank's `buffers` as every rank holds it ([buffer][rank], mapped into this
-    // process). Collective: every rank passes its buffers of the same roles in the same order.
-    std::vector<std::vector<void*>> map_buffers(std::span<void* const> buffers) {
-        const std::size_t count = buffers.size();
-        const std::size_t words = count * sizeof(BufferRecord) / sizeof(std::int32_t);
-        std::vector<BufferRecord> mine(count);
-        for (std::size_t b = 0; b < count; ++b) {
-            const Allocation allocation = allocation_of(buffers[b]);
-            BufferRecord& record = mine[b];
-            std::memset(&record, 0, sizeof record);
-            record.process = static_cast<std::int64_t>(getpid());
-            record.allocation = allocation.id;
-            record.base = reinterpret_cast<std::uint64_t>(allocation.base);
-            record.offset = static_cast<std::uint64_t>(static_cast<const char*>(buffers[b]) - allocation.base);
-            NBODY_CUDA_CHECK(cudaIpcGetMemHandle(&record.handle, allocation.base));
-        }
-        std::vector<std::int32_t> exchanged(words * static_cast<std::size_t>(size_));
-        if (words != 0) std::memcpy(exchanged.data() + words * static_cast<std::size_t>(rank_), mine.data(), count * sizeof(BufferRecord));
-        host_.allgather_in_place(std::span<std::int32_t>(exchanged), BlockDecomposition(exchanged.size(), size_));
+    // Every rank's inbox with room for slots of `slot_words` words, mapped here. Collective: every
+    // rank asks for the same size in the same call. The old inboxes go first: every word sent to
+    // them was read (each rank's last kernel waited for it), and no kernel is running here.
+    void grow_inboxes(unsigned long long slot_words) {
+        NBODY_CUDA_CHECK(cudaDeviceSynchronize());
+        release_inboxes();
+        host_.barrier();  // every rank has closed its mapping of the inbox its peer frees
+        NBODY_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&own_inbox_), 2 * slot_words * sizeof(LlWord)));
+        NBODY_CUDA_CHECK(cudaMemset(own_inbox_, 0, 2 * slot_words * sizeof(LlWord)));
+        NBODY_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any peer can write it
+        slot_words_ = slot_words;
 
-        std::vector<std::vector<void*>> at(count, std::vector<void*>(static_cast<std::size_t>(size_)));
-        for (int q = 0; q < size_; ++q)
-            for (std::size_t b = 0; b < count; ++b) {
-                BufferRecord record;
-                std::memcpy(&record, exchanged.data() + words * static_cast<std::size_t>(q) + b * (sizeof record / sizeof(std::int32_t)),
-                            sizeof record);
-                at[b][static_cast<std::size_t>(q)] = base_of(q, record) + record.offset;
+        InboxRecord mine{};
+        std::memset(&mine, 0, sizeof mine);
+        mine.process = static_cast<std::int64_t>(getpid());
+        mine.address = reinterpret_cast<std::uint64_t>(own_inbox_);
+        NBODY_CUDA_CHECK(cudaIpcGetMemHandle(&mine.handle, own_inbox_));
+        constexpr std::size_t kWords = sizeof(InboxRecord) / sizeof(std::int32_t);
+        std::vector<std::int32_t> exchanged(kWords * static_cast<std::size_t>(size_));
+        std::memcpy(exchanged.data() + kWords * static_cast<std::size_t>(rank_), &mine, sizeof mine);
+        host_.allgather_in_place(std::span<std::int32_t>(exchanged), BlockDecomposition(exchanged.size(), size_));
+        for (int q = 0; q < size_; ++q) {
+            InboxRecord record;
+            std::memcpy(&record, exchanged.data() + kWords * static_cast<std::size_t>(q), sizeof record);
+            if (q == rank_) {
+                inbox_at_[q] = own_inbox_;
+            } else if (record.process == static_cast<std::int64_t>(getpid())) {
+                inbox_at_[q] = reinterpret_cast<LlWord*>(record.address);  // a thread-rank of this process
+            } else {
+                void* mapped = nullptr;
+                NBODY_CUDA_CHECK(cudaIpcOpenMemHandle(&mapped, record.handle, cudaIpcMemLazyEnablePeerAccess));
+                inbox_at_[q] = static_cast<LlWord*>(mapped);
+                opened_.push_back(mapped);
             }
-        return at;
+        }
     }
 
-    // Where rank q's allocation is in this process: its own address when q is a thread of this
-    // process, else an IPC mapping (opened once per allocation, closed with the communicator).
-    char* base_of(int q, const BufferRecord& record) {
-        if (record.process == static_cast<std::int64_t>(getpid())) return reinterpret_cast<char*>(record.base);
-        const auto key = std::make_pair(q, record.allocation);
-        if (const auto known = opened_.find(key); known != opened_.end()) return static_cast<char*>(known->second);
-        void* base = nullptr;
-        NBODY_CUDA_CHECK(cudaIpcOpenMemHandle(&base, record.handle, cudaIpcMemLazyEnablePeerAccess));
-        opened_.emplace(key, base);
-        return static_cast<char*>(base);
+    void release_inboxes() {
+        for (void* mapped : opened_) cudaIpcCloseMemHandle(mapped);
+        opened_.clear();
+        if (own_inbox_ != nullptr) cudaFree(own_inbox_);
+        own_inbox_ = nullptr;
+        slot_words_ = 0;
     }
 
     template <class T>
     void gather(std::span<T* const> axes, const BlockDecomposition& decomposition, void* stream) {
         require_ranks(decomposition, size_, "a peer all-gather");
-        if (axes.empty() || decomposition.block_capacity() == 0) return;
+        const unsigned long long capacity = decomposition.block_capacity();
+        if (axes.empty() || capacity == 0 || size_ == 1) return;
         if (axes.size() > static_cast<std::size_t>(kMaxAxes))
             throw std::logic_error("a peer all-gather of " + std::to_string(axes.size()) + " axes; at most " + std::to_string(kMaxAxes));
         const auto launch_stream = static_cast<cudaStream_t>(stream);
-
-        // Each buffer by its allocation's id and offset: an address may come back for a new allocation.
-        std::vector<std::pair<unsigned long long, std::uint64_t>> keys;
-        bool all_known = true;
-        for (T* axis : axes) {
-            const Allocation allocation = allocation_of(axis);
-            keys.emplace_back(allocation.id, static_cast<std::uint64_t>(reinterpret_cast<char*>(axis) - allocation.base));
-            all_known = all_known && mapped_.count(keys.back()) != 0;
-        }
-        if (!all_known) {
+        const unsigned long long axis_words = capacity * kWordsPerElement<T>;
+        const unsigned long long slot_words = static_cast<unsigned long long>(size_) * axes.size() * axis_words;
+        if (slot_words > slot_words_) {
             cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
             NBODY_CUDA_CHECK(cudaStreamIsCapturing(launch_stream, &capturing));
             if (capturing != cudaStreamCaptureStatusNone)
-                throw std::logic_error("a peer all-gather captured with a buffer no all-gather has mapped before");
-            std::vector<void*> buffers(axes.begin(), axes.end());
-            const std::vector<std::vector<void*>> at = map_buffers(buffers);
-            for (std::size_t a = 0; a < axes.size(); ++a) mapped_[keys[a]] = at[a];
+                throw std::logic_error("a captured peer all-gather larger than every all-gather before the capture");
+            grow_inboxes(slot_words);
         }
-
         PeerGather<T> g{};
+        for (std::size_t a = 0; a < axes.size(); ++a) g.axis[a] = axes[a];
+        for (int q = 0; q < size_; ++q) g.inbox[q] = inbox_at_[q];
+        g.calls = calls_;
+        g.capacity = capacity;
+        g.slot_words = slot_words_;
+        g.axis_words = axis_words;
         g.axes = static_cast<int>(axes.size());
         g.ranks = size_;
         g.rank = rank_;
-        const BodyBlock own = decomposition.block(rank_);
-        g.first = own.first;
-        g.count = own.count;
-        for (int q = 0; q < size_; ++q) g.flags[q] = flags_at_[q];
-        for (std::size_t a = 0; a < axes.size(); ++a)
-            for (int q = 0; q < size_; ++q) g.axis[a][q] = static_cast<T*>(mapped_.at(keys[a])[static_cast<std::size_t>(q)]);
         peer_allgather<T><<<kGatherBlocks, kGatherThreads, 0, launch_stream>>>(g);
         NBODY_CUDA_CHECK_LAUNCH();
     }
@@ -339,12 +304,11 @@ private:
     int device_ = -1;
     std::string device_description_;
     std::string description_;
-    PeerFlags* flags_ = nullptr;
-    PeerFlags* flags_at_[kMaxRanks] = {};
-    // This rank's buffers by (allocation id, offset): the buffer as every rank holds it.
-    std::map<std::pair<unsigned long long, std::uint64_t>, std::vector<void*>> mapped_;
-    // Other processes' allocations mapped here, by (rank, their allocation id).
-    std::map<std::pair<int, std::uint64_t>, void*> opened_;
+    unsigned long long* calls_ = nullptr;
+    LlWord* own_inbox_ = nullptr;
+    unsigned long long slot_words_ = 0;
+    LlWord* inbox_at_[kMaxRanks] = {};
+    std::vector<void*> opened_;  // the other processes' inboxes mapped here
     std::vector<std::int32_t> staged_counts_;
 };
 

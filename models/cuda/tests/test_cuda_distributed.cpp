@@ -1,15 +1,17 @@
 // cuda.sliced over several ranks (docs/scaling.md), checked in one process: the ranks are threads
-// sharing one GPU, joined by an in-process host communicator, and the device collectives are the
-// host-staged or the peer ones the registry's factory makes (NCCL cannot put two ranks on one
-// GPU). Without a GPU: which variants say they are distributed, the factory's refusals, the
-// missing device communicator. With a GPU, for both: every workload over 1, 2 and 3 ranks (uneven
-// N, an empty trailing block) equals the single-process run bit for bit with one slice and
-// exchange=allgather (the same sums in the same order), and within the verification thresholds
-// with the default tunings and either exchange (slices add partial pulls with atomics in any
-// order; the overlapped exchange sums the owned block first); one rank through NCCL where the
-// build has it (its collectives captured in the step's CUDA graph, on a second stream when
-// overlapped). The peer kernels of the thread-ranks run concurrently on the one GPU, captured in
-// each rank's step graph.
+// joined by an in-process host communicator, sharing one GPU through the host-staged device
+// collectives the registry's factory makes (NCCL cannot put two ranks on one GPU). Without a GPU:
+// which variants say they are distributed, the factory's refusals, the missing device
+// communicator. With a GPU: every workload over 1, 2 and 3 ranks (uneven N, an empty trailing
+// block) equals the single-process run bit for bit with one slice and exchange=allgather (the
+// same sums in the same order), and within the verification thresholds with the default tunings
+// and either exchange (slices add partial pulls with atomics in any order; the overlapped
+// exchange sums the owned block first); one rank through NCCL where the build has it (its
+// collectives captured in the step's CUDA graph, on a second stream when overlapped). With a GPU
+// per thread-rank, the same two checks through the peer collectives: thread-ranks sharing a GPU
+// share its context, whose implicit synchronisations (cudaFree, graph instantiation) would wait
+// for a peer kernel that waits for them.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,10 +65,12 @@ Problem problem_of(const Workload& workload, std::size_t n, Distribution distrib
     return Problem{.n = n, .d = 16, .constants = {}, .workload = workload, .distribution = distribution};
 }
 
-// The device collectives that let thread-ranks share one GPU.
-constexpr DeviceCollectives kSharedGpuCollectives[] = {DeviceCollectives::host_staged, DeviceCollectives::peer};
-
 std::string collectives_name(DeviceCollectives kind) { return kind == DeviceCollectives::peer ? "peer" : "host-staged"; }
+
+int gpu_count() {
+    int devices = 0;
+    return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
+}
 
 // Each rank's outcome of `ranks` thread-ranks over the device collectives `kind`.
 std::vector<Outcome> run_on_thread_ranks(DeviceCollectives kind, int ranks, const Workload& workload, std::size_t n,
@@ -137,7 +141,7 @@ TEST(CudaDistributed, TheFactoryMakesHostStagedCollectivesOnTheLocalRanksGpu) {
     ASSERT_NE(factory, nullptr) << "the CUDA model installs the device-communicator factory";
     SingleProcessCommunicator host;
     if (!gpu_present()) {
-        for (const DeviceCollectives kind : kSharedGpuCollectives) {
+        for (const DeviceCollectives kind : {DeviceCollectives::host_staged, DeviceCollectives::peer}) {
             try {
                 (*factory)(host, kind);
                 FAIL() << collectives_name(kind) << " collectives made without a GPU";
@@ -164,8 +168,8 @@ TEST(CudaDistributed, SeveralRanksWithoutADeviceCommunicatorIsAUsageErrorBeforeA
                  UsageError);
 }
 
-TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
-    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+// Every workload over 1, 2 and 3 thread-ranks through `kind`, bit for bit with one slice.
+void expect_thread_ranks_equal_the_single_run_bit_for_bit(DeviceCollectives kind) {
     const TuningValues one_slice{{"slices", "1"}, {"exchange", "allgather"}};
     constexpr int kSteps = 3;
     struct Case {
@@ -173,7 +177,6 @@ TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
         int ranks;
     };
     // 1001 over 3: blocks of 334, 334, 333; 4 over 3: blocks of 2, 2 and an empty one.
-    for (const DeviceCollectives kind : kSharedGpuCollectives)
     for (const Case c : {Case{1001, 1}, Case{1001, 2}, Case{1001, 3}, Case{4, 3}})
         for (const Workload& w : all_workloads()) {
             const Outcome single = run(problem_of(w, c.n), one_slice, kSteps);
@@ -185,11 +188,11 @@ TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
         }
 }
 
-TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfTheSingleRun) {
-    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+// Every workload over 2 and 3 thread-ranks through `kind` with the default tunings and either
+// exchange, within the thresholds of the single run.
+void expect_thread_ranks_within_the_thresholds(DeviceCollectives kind) {
     constexpr int kSteps = 3;
     constexpr std::size_t kN = 4099;  // prime: every split uneven
-    for (const DeviceCollectives kind : kSharedGpuCollectives)
     for (const char* exchange : {"overlap", "allgather"})
     for (int ranks : {2, 3})
         for (const Workload& w : all_workloads()) {
@@ -215,6 +218,23 @@ TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfT
                 EXPECT_EQ(got.map, host_map(got.state, 16)) << where;
             }
         }
+}
+
+TEST(CudaDistributed, ThreadRanksEqualTheSingleRunBitForBitWithOneSlice) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    expect_thread_ranks_equal_the_single_run_bit_for_bit(DeviceCollectives::host_staged);
+}
+
+TEST(CudaDistributed, ThreadRanksWithTheDefaultTuningsStayWithinTheThresholdsOfTheSingleRun) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    expect_thread_ranks_within_the_thresholds(DeviceCollectives::host_staged);
+}
+
+TEST(CudaDistributed, ThreadRanksOnTheirOwnGpusThroughPeerCollectivesMatchTheSingleRun) {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device";
+    if (gpu_count() < 3) GTEST_SKIP() << "peer collectives between thread-ranks need a GPU per rank (3), this machine has " << gpu_count();
+    expect_thread_ranks_equal_the_single_run_bit_for_bit(DeviceCollectives::peer);
+    expect_thread_ranks_within_the_thresholds(DeviceCollectives::peer);
 }
 
 TEST(CudaDistributed, OneRankThroughNcclEqualsTheSingleRunBitForBit) {
