@@ -82,6 +82,10 @@ TEST(Cli, RunWithoutMpirunIsOneRankAndAnUnknownDeviceCollectiveExitsTwo) {
     const Outcome one = run_bench("run --variant serial.reference -n 64 --steps 1", dir);
     ASSERT_EQ(one.status, 0) << one.err;
     EXPECT_NE(one.out.find("ranks            1 (single process)"), std::string::npos) << one.out;
+    // Every kind is accepted; a single process calls none.
+    for (const char* kind : {"nccl", "host-staged", "peer"})
+        EXPECT_EQ(run_bench(std::string("run --variant serial.reference -n 64 --steps 1 --device-collectives ") + kind, dir).status, 0)
+            << kind;
     const Outcome bad = run_bench("run --variant omp.simd -n 64 --device-collectives nvlink --state-out " + dir.file("s.csv"), dir);
     EXPECT_EQ(bad.status, 2) << bad.err;
     EXPECT_NE(bad.err.find("--device-collectives"), std::string::npos) << bad.err;

@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -176,10 +175,16 @@ private:
         if (counted != cudaSuccess || devices == 0)
             throw std::runtime_error(where() + "peer device collectives need a GPU, and " +
                                      (counted != cudaSuccess ? std::string(cudaGetErrorString(counted)) : "this node has none"));
-        device_ = host_.local_rank() % devices;
+        // Every rank decides alike: ranks sharing a GPU would wait for each other's kernels from one
+        // context (thread-ranks) or from time-sliced ones; host-staged collectives serve them.
+        if (host_.local_size() > devices)
+            throw UsageError(where() + "peer device collectives take one GPU per rank; this node runs " +
+                             std::to_string(host_.local_size()) + " ranks on " + std::to_string(devices) +
+                             " GPUs: start one rank per GPU, or use --device-collectives host-staged");
+        device_ = host_.local_rank();
         NBODY_CUDA_CHECK(cudaSetDevice(device_));
         NBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the context: a GPU taken by another process fails here
-        const int gpus_in_use = std::min(host_.local_size(), devices);
+        const int gpus_in_use = host_.local_size();
         const std::string binding = bind_near_gpu(device_, gpus_in_use);
         device_description_ = describe_device(device_) + ", rank " + std::to_string(rank_) + " " + binding;
 
@@ -203,13 +208,9 @@ private:
         NBODY_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&calls_), kGatherBlocks * sizeof(unsigned long long)));
         NBODY_CUDA_CHECK(cudaMemset(calls_, 0, kGatherBlocks * sizeof(unsigned long long)));
 
-        const bool shared = gpus_in_use < host_.local_size();
         description_ = "peer (each rank's kernel writes its block into every other rank's GPU memory, mapped through CUDA "
                        "IPC, as data and flag in one store): " +
-                       std::to_string(size_) + " ranks on 1 node, " +
-                       (shared ? std::to_string(host_.local_size()) + " ranks sharing " + std::to_string(gpus_in_use) +
-                                     (gpus_in_use == 1 ? " GPU" : " GPUs")
-                               : "one GPU each, peer access (NVLink or PCIe) between every pair");
+                       std::to_string(size_) + " ranks on 1 node, one GPU each, peer access (NVLink or PCIe) between every pair";
     }
 
     // Peer access from this device for this process's own pointers (IPC mappings enable it lazily).

@@ -12,9 +12,9 @@
 namespace nbody::cuda {
 
 // Collective over every rank of `host`, which must outlive the communicator and run on one node.
-// Each rank takes GPU local_rank % (the node's GPU count) and binds to the CPUs near it; one rank
-// per GPU is what the exchange is for (ranks sharing a GPU work, as checks do). UsageError naming
-// the rank when the ranks span nodes, are more than 16, or two of their GPUs lack peer access.
+// Each rank takes the GPU of its local rank and binds to the CPUs near it. UsageError naming the
+// rank when the ranks span nodes, are more than 16 or more than the node's GPUs, or two of their
+// GPUs lack peer access.
 // The inboxes grow at an all-gather larger than every one before it (a collective host exchange of
 // IPC handles), which must come before a stream capture holds an all-gather of that size.
 std::unique_ptr<DeviceCommunicator> make_peer_communicator(Communicator& host);
