@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -52,6 +53,12 @@ public:
     }
 
     void start(Communicator& host) {
+        // NCCL's support for mixing captured and uncaptured calls makes each captured call wait on an
+        // event shared with the uncaptured ones; cuda.sliced's captured step at N = 2^14 on 4 GPUs then
+        // ran slow in 9 of 20 launches (docs/scaling.md, "Launch to launch"). The steps never mix
+        // them. Set before NCCL reads its environment; a value the user set is kept.
+        const bool mixing_set = std::getenv("NCCL_GRAPH_MIXING_SUPPORT") != nullptr;
+        if (!mixing_set) setenv("NCCL_GRAPH_MIXING_SUPPORT", "0", 0);
         int version = 0;
         NBODY_NCCL_CHECK(ncclGetVersion(&version));
         if (version / 10000 != NCCL_MAJOR)
@@ -92,6 +99,8 @@ public:
                        std::to_string(reachable) + " of the " + std::to_string(others) +
                        " other GPUs of its node; NCCL_DEBUG=INFO names the transport NCCL chose";
         if (host.nodes() > 1) description_ += "; between nodes NCCL's network transport";
+        description_ += mixing_set ? "; NCCL_GRAPH_MIXING_SUPPORT from the environment"
+                                   : "; NCCL_GRAPH_MIXING_SUPPORT=0 (the steps never mix captured and uncaptured calls)";
     }
 
     ~NcclCommunicator() override {
