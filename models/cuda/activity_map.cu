@@ -7,6 +7,7 @@
 
 #include "activity_map.cuh"
 #include "nbody/errors.hpp"
+#include "nbody/physics.hpp"
 
 namespace nbody::cuda {
 namespace {
@@ -36,6 +37,20 @@ __global__ void count_shared_privatised(const int* __restrict__ cells, int n, in
 __global__ void move_counts(const int* __restrict__ cells, int n, IncrementalMapState state) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) state.move(i, cells[i]);
+}
+
+template <class Real>
+__global__ void cells_of_positions(const Real* __restrict__ x, const Real* __restrict__ y, int n, int d,
+                                   int* __restrict__ cells) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cells[i] = activity_cell(x[i], y[i], d);
+}
+
+template <class Real>
+__global__ void move_counts_of_positions(const Real* __restrict__ x, const Real* __restrict__ y, int n, int d,
+                                         IncrementalMapState state) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) state.move(i, activity_cell(x[i], y[i], d));
 }
 
 __global__ void rewrite_moved_cells(int n, IncrementalMapState state) {
@@ -103,6 +118,24 @@ void ActivityMap::build(const int* cells) {
     rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock>>>(n, incremental_state());
     NBODY_CUDA_CHECK_LAUNCH();
 }
+
+template <class Real>
+void ActivityMap::build_from_positions(const Real* x, const Real* y, int* cells) {
+    const int n = static_cast<int>(n_);
+    if (strategy_ != MapStrategy::incremental) {
+        cells_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock>>>(x, y, n, d_, cells);
+        NBODY_CUDA_CHECK_LAUNCH();
+        count_from_zero(cells);
+        return;
+    }
+    move_counts_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock>>>(x, y, n, d_, incremental_state());
+    NBODY_CUDA_CHECK_LAUNCH();
+    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock>>>(n, incremental_state());
+    NBODY_CUDA_CHECK_LAUNCH();
+}
+
+template void ActivityMap::build_from_positions<float>(const float*, const float*, int*);
+template void ActivityMap::build_from_positions<double>(const double*, const double*, int*);
 
 IncrementalMapState ActivityMap::incremental_state() const {
     if (strategy_ != MapStrategy::incremental) throw std::logic_error("incremental_state of a map that is not incremental");

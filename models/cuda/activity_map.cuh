@@ -69,6 +69,11 @@ public:
     // The map of `cells` after a step (after a reset): incremental moves the bodies whose cell
     // changed, the other strategies count from zero; asynchronous on the default stream.
     void build(const int* cells);
+    // The same from every body's position (x, y: n values on the device), each body's cell as
+    // activity_cell gives it: incremental computes the cell and moves the count in one kernel; the
+    // other strategies write `cells` (n entries) and count them.
+    template <class Real>
+    void build_from_positions(const Real* x, const Real* y, int* cells);
     void copy_to_host(std::vector<float>& host) const;
 
     MapStrategy strategy() const { return strategy_; }

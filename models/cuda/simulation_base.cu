@@ -58,14 +58,6 @@ __global__ void advance_after_force_kernel(DeviceState<Real, Dim> state, const V
     cells[i] = activity_cell(p[0], p[1], c.d);
 }
 
-// Distributed: every body's cell from the gathered positions, for the map of all N on every rank.
-template <class Real>
-__global__ void cells_of_all_bodies(const Real* __restrict__ x, const Real* __restrict__ y, int* __restrict__ cells,
-                                    DeviceConstants<Real> c) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < c.n) cells[i] = activity_cell(x[i], y[i], c.d);
-}
-
 // Where the integrator moves the positions, and so where the step gathers them (docs/scaling.md).
 bool drifts_before_force(Integrator integrator) { return integrator == Integrator::leapfrog; }
 
@@ -199,7 +191,7 @@ template <class Real>
 void CudaSimulation<Real>::launch_step() {
     mark(events_.start, cudaStreamPerThread);
     step_bodies(cells_.data());
-    map_.build(cells_.data());
+    build_map(map_, cells_.data());
     mark(events_.end, cudaStreamPerThread);
 }
 
@@ -371,9 +363,6 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
                                                                     this->constants_);
             NBODY_CUDA_CHECK_LAUNCH();
         }
-        cells_of_all_bodies<<<blocks_for(this->problem_.n, kIntegrateBlock), kIntegrateBlock>>>(
-            position_[0].data(), position_[1].data(), cells, this->constants_);
-        NBODY_CUDA_CHECK_LAUNCH();
         return;
     }
     // Euler has nothing to do before the force: no kernel. An empty trailing block launches none.
@@ -389,11 +378,17 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
         advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells, this->constants_);
         NBODY_CUDA_CHECK_LAUNCH();
     }
-    if (!distributed) return;
-    if (!drifts_before_force(integrator)) gather(Dim);
-    cells_of_all_bodies<<<blocks_for(this->problem_.n, kIntegrateBlock), kIntegrateBlock>>>(
-        position_[0].data(), position_[1].data(), cells, this->constants_);
-    NBODY_CUDA_CHECK_LAUNCH();
+    if (distributed && !drifts_before_force(integrator)) gather(Dim);
+}
+
+// Distributed, the map of all N comes from the gathered positions (the integration kernels wrote
+// the owned bodies' cells only): one kernel computes each body's cell and moves its count.
+template <class Real, int Dim>
+void SoaSimulation<Real, Dim>::build_map(ActivityMap& map, int* cells) {
+    if (this->distributed())
+        map.build_from_positions(position_[0].data(), position_[1].data(), cells);
+    else
+        map.build(cells);
 }
 
 template <class Real, int Dim>

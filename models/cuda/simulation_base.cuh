@@ -69,9 +69,12 @@ protected:
                               const std::function<void()>& remote);
 
     virtual void upload_bodies(const BodiesT<Real>& initial) = 0;
-    // One step (advance before force, pull, advance after force), writing each body's new
+    // One step (advance before force, pull, advance after force), writing each owned body's new
     // activity cell (or -1) to `cells`.
     virtual void step_bodies(int* cells) = 0;
+    // The map after step_bodies, from `cells` unless the variant knows better (distributed SoA: from
+    // the gathered positions).
+    virtual void build_map(ActivityMap& map, int* cells) { map.build(cells); }
     virtual void download_bodies(BodiesT<Real>& state) = 0;
 
     const Problem problem_;
@@ -162,6 +165,7 @@ protected:
 private:
     void upload_bodies(const BodiesT<Real>& initial) final;
     void step_bodies(int* cells) final;
+    void build_map(ActivityMap& map, int* cells) final;
     void download_bodies(BodiesT<Real>& state) final;
 
     // Positions and masses hold gathered_capacity() elements (the padding past N stays zero).
