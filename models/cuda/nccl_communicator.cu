@@ -36,9 +36,9 @@ std::string version_text(int code) {  // NCCL_VERSION_CODE since 2.9: major * 10
     return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
-class NcclCommunicator final : public DeviceCommunicator {
+class NcclCommunicator final : public OneGpuPerRankCommunicator<NcclCommunicator> {
 public:
-    explicit NcclCommunicator(Communicator& host) : rank_(host.rank()), size_(host.size()) {
+    explicit NcclCommunicator(Communicator& host) : OneGpuPerRankCommunicator(host) {
         // A GPU that is taken or an NCCL that cannot start is this machine's state, not a bug: the
         // run ends with exit 2 and the rank's message (docs/scaling.md, "Faults").
         try {
@@ -112,23 +112,13 @@ public:
     NcclCommunicator(const NcclCommunicator&) = delete;
     NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-    int rank() const override { return rank_; }
-    int size() const override { return size_; }
-    int device() const override { return device_; }
-    std::string device_description() const override { return device_description_; }
-    std::string describe() const override { return description_; }
-
-    void allgather_in_place(std::span<float* const> axes, const BlockDecomposition& decomposition, void* stream) override {
-        gather(axes, decomposition, stream);
-    }
-    void allgather_in_place(std::span<double* const> axes, const BlockDecomposition& decomposition, void* stream) override {
-        gather(axes, decomposition, stream);
-    }
     void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) override {
         NBODY_NCCL_CHECK(ncclAllReduce(values, values, count, ncclInt32, ncclSum, comm_, static_cast<cudaStream_t>(stream)));
     }
 
 private:
+    friend class OneGpuPerRankCommunicator<NcclCommunicator>;
+
     // NCCL's all-gather moves equal blocks: block_capacity() from each rank, landing at
     // rank * capacity, which is where BlockDecomposition puts every block; the padding of the
     // trailing ranks lies past the last body.
@@ -144,13 +134,8 @@ private:
         NBODY_NCCL_CHECK(ncclGroupEnd());
     }
 
-    int rank_;
-    int size_;
-    int device_ = -1;
     ncclComm_t comm_ = nullptr;
     std::string binding_;
-    std::string device_description_;
-    std::string description_;
 };
 
 }  // namespace

@@ -121,9 +121,9 @@ struct InboxRecord {
 };
 static_assert(sizeof(InboxRecord) % sizeof(std::int32_t) == 0);
 
-class PeerCommunicator final : public DeviceCommunicator {
+class PeerCommunicator final : public OneGpuPerRankCommunicator<PeerCommunicator> {
 public:
-    explicit PeerCommunicator(Communicator& host) : host_(host), rank_(host.rank()), size_(host.size()) {
+    explicit PeerCommunicator(Communicator& host) : OneGpuPerRankCommunicator(host), host_(host) {
         // A GPU that is taken or peers that cannot reach each other are this machine's state: exit 2
         // with the rank's message (docs/scaling.md, "Faults").
         try {
@@ -143,24 +143,14 @@ public:
     PeerCommunicator(const PeerCommunicator&) = delete;
     PeerCommunicator& operator=(const PeerCommunicator&) = delete;
 
-    int rank() const override { return rank_; }
-    int size() const override { return size_; }
-    int device() const override { return device_; }
-    std::string device_description() const override { return device_description_; }
-    std::string describe() const override { return description_; }
-
-    void allgather_in_place(std::span<float* const> axes, const BlockDecomposition& decomposition, void* stream) override {
-        gather(axes, decomposition, stream);
-    }
-    void allgather_in_place(std::span<double* const> axes, const BlockDecomposition& decomposition, void* stream) override {
-        gather(axes, decomposition, stream);
-    }
     // Not on a step's path: through host memory.
     void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) override {
         allreduce_through_host(host_, values, count, stream, staged_counts_);
     }
 
 private:
+    friend class OneGpuPerRankCommunicator<PeerCommunicator>;
+
     std::string where() const { return "rank " + std::to_string(rank_) + ": "; }
 
     void start() {
@@ -300,11 +290,6 @@ private:
     }
 
     Communicator& host_;
-    const int rank_;
-    const int size_;
-    int device_ = -1;
-    std::string device_description_;
-    std::string description_;
     unsigned long long* calls_ = nullptr;
     LlWord* own_inbox_ = nullptr;
     unsigned long long slot_words_ = 0;
