@@ -39,17 +39,7 @@ std::string version_text(int code) {  // NCCL_VERSION_CODE since 2.9: major * 10
 class NcclCommunicator final : public OneGpuPerRankCommunicator<NcclCommunicator> {
 public:
     explicit NcclCommunicator(Communicator& host) : OneGpuPerRankCommunicator(host) {
-        // A GPU that is taken or an NCCL that cannot start is this machine's state, not a bug: the
-        // run ends with exit 2 and the rank's message (docs/scaling.md, "Faults").
-        try {
-            start(host);
-        } catch (const UsageError&) {
-            throw;
-        } catch (const std::exception& e) {
-            throw UsageError(std::string(e.what()).rfind("rank ", 0) == 0
-                                 ? std::string(e.what())
-                                 : "rank " + std::to_string(rank_) + ": " + e.what());
-        }
+        start_or_refuse([&] { start(host); });
     }
 
     void start(Communicator& host) {
@@ -71,18 +61,12 @@ public:
             throw UsageError("rank " + std::to_string(rank_) + " is local rank " + std::to_string(host.local_rank()) + " of " +
                              std::to_string(host.local_size()) + " on its node, which has " + std::to_string(devices) +
                              " GPUs: start one rank per GPU (mpirun -np G, or --map-by ppr:<GPUs>:node)");
-        device_ = host.local_rank();
-        NBODY_CUDA_CHECK(cudaSetDevice(device_));
-        NBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the context: a GPU taken by another process fails here
-        // Before NCCL starts its threads, so that they inherit the binding.
-        binding_ = bind_near_gpu(device_, std::min(host.local_size(), devices));
+        take_local_gpu(host, std::min(host.local_size(), devices));  // before NCCL starts its threads
 
         ncclUniqueId id{};
         if (rank_ == 0) NBODY_NCCL_CHECK(ncclGetUniqueId(&id));
         host.broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0);
         NBODY_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
-
-        device_description_ = describe_device(device_) + ", rank " + std::to_string(rank_) + " " + binding_;
 
         // The node's other GPUs in use are those of the other local ranks: 0 .. local_size - 1.
         int others = 0;
@@ -135,7 +119,6 @@ private:
     }
 
     ncclComm_t comm_ = nullptr;
-    std::string binding_;
 };
 
 }  // namespace

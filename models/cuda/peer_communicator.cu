@@ -7,7 +7,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cuda_common.cuh"
@@ -124,15 +123,7 @@ static_assert(sizeof(InboxRecord) % sizeof(std::int32_t) == 0);
 class PeerCommunicator final : public OneGpuPerRankCommunicator<PeerCommunicator> {
 public:
     explicit PeerCommunicator(Communicator& host) : OneGpuPerRankCommunicator(host), host_(host) {
-        // A GPU that is taken or peers that cannot reach each other are this machine's state: exit 2
-        // with the rank's message (docs/scaling.md, "Faults").
-        try {
-            start();
-        } catch (const UsageError&) {
-            throw;
-        } catch (const std::exception& e) {
-            throw UsageError(std::string(e.what()).rfind("rank ", 0) == 0 ? std::string(e.what()) : where() + e.what());
-        }
+        start_or_refuse([&] { start(); });
     }
 
     ~PeerCommunicator() override {
@@ -171,12 +162,7 @@ private:
             throw UsageError(where() + "peer device collectives take one GPU per rank; this node runs " +
                              std::to_string(host_.local_size()) + " ranks on " + std::to_string(devices) +
                              " GPUs: start one rank per GPU, or use --device-collectives host-staged");
-        device_ = host_.local_rank();
-        NBODY_CUDA_CHECK(cudaSetDevice(device_));
-        NBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the context: a GPU taken by another process fails here
-        const int gpus_in_use = host_.local_size();
-        const std::string binding = bind_near_gpu(device_, gpus_in_use);
-        device_description_ = describe_device(device_) + ", rank " + std::to_string(rank_) + " " + binding;
+        take_local_gpu(host_, host_.local_size());
 
         // Every rank checks every pair, so all refuse together or none does.
         std::vector<std::int32_t> device_of(static_cast<std::size_t>(size_));
