@@ -15,8 +15,9 @@ usage: scripts/scaling_model.py RESULTS.json ... [options]
   --hold-bandwidth-gbs B      fit with B held at this value (how much the predictions depend on it)
   --resident W:BPT=R          resident blocks per SM of the pull kernel of workload W with BPT bodies per
                               thread (Nsight Compute's "Block Limit"), for the grid table; repeatable
-  --slice-rule RULE           slices=auto of the binary that ran: balanced (slice_count.hpp, default) or
-                              two-waves (the rule before it: ceil(2 x SMs x resident / body blocks))
+  --slice-rule RULE           slices=auto of the binary that ran: eight-waves (slice_count.hpp, default),
+                              balanced (the rule before it: two waves or up to twice as many, balanced over
+                              the SMs) or two-waves (the rule before that: ceil(2 x SMs x resident / body blocks))
 Residual = model / measured - 1 of the time per step; E = T(1) / (G T(G)).
 """
 from __future__ import annotations
@@ -156,14 +157,16 @@ def print_predictions(group: analysis.ScalingFit, args) -> None:
 
 
 def grid(owned: int, n: int, sources: int, block: int, bodies_per_thread: int, slices_tuning: str, sms: int,
-         resident: int, slice_rule: str = "balanced") -> dict:
+         resident: int, slice_rule: str = "eight-waves") -> dict:
     """cuda.sliced's launch (models/cuda/float4.cu): blocks of `block` threads x `bodies_per_thread` bodies i,
-    slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, at least two waves of resident blocks,
-    balanced over the SMs, at most one slice per tile), and how evenly its blocks share the SMs in launch
-    order (x fastest): each block to the SM or the slot with least work."""
+    slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, eight waves of resident blocks in a
+    power of two of at most 32 slices, at most one slice per tile), and how evenly its blocks share the SMs
+    in launch order (x fastest): each block to the SM or the slot with least work."""
     body_blocks = max(1, -(-owned // (block * bodies_per_thread)))
     if slices_tuning != "auto":
         tuned = int(slices_tuning)
+    elif slice_rule == "eight-waves":
+        tuned = eight_wave_slice_count(body_blocks, -(-n // block), sms, resident)
     elif slice_rule == "two-waves":
         tuned = max(1, min(-(-2 * sms * resident // body_blocks), -(-n // block)))
     else:
@@ -187,8 +190,17 @@ def processor_balance(body_blocks: int, slices: int, tiles: int, processors: int
     return sum(works) / processors / max(loads)
 
 
+def eight_wave_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:
+    """slices=auto (slice_count.hpp's slice_count)."""
+    wanted = 8 * max(1, processors) * max(1, resident)
+    slices = 1
+    while slices < 32 and slices * max(1, body_blocks) < wanted:
+        slices *= 2
+    return max(1, min(slices, tiles))
+
+
 def balanced_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:
-    """slices=auto (slice_count.hpp's balanced_slice_count)."""
+    """slices=auto of the binaries before the eight-wave rule."""
     least = max(1, -(-2 * processors * max(1, resident) // max(1, body_blocks)))
     best = min(least, max(1, tiles))
     best_balance = processor_balance(body_blocks, best, tiles, processors)
@@ -236,7 +248,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inter-node-bandwidth-gbs", type=float, default=50.0)
     parser.add_argument("--hold-bandwidth-gbs", type=float)
     parser.add_argument("--resident", type=parse_resident, action="append", default=[])
-    parser.add_argument("--slice-rule", choices=["balanced", "two-waves"], default="balanced")
+    parser.add_argument("--slice-rule", choices=["eight-waves", "balanced", "two-waves"], default="eight-waves")
     args = parser.parse_args(argv)
     try:
         sources, configs = load(args.results)

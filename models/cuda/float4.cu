@@ -77,12 +77,12 @@ public:
     }
 
 private:
-    // At least two waves of resident blocks, balanced over the SMs (slice_count.hpp).
+    // Eight waves of resident blocks, at most 32 slices (slice_count.hpp).
     unsigned int slices_filling_the_gpu() const {
         int resident = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
                                                                        static_cast<int>(block_), shared_bytes()));
-        return balanced_slice_count(body_blocks(), blocks_for(this->problem_.n, block_),
+        return slice_count(body_blocks(), blocks_for(this->problem_.n, block_),
                                     static_cast<unsigned int>(multiprocessor_count()),
                                     static_cast<unsigned int>(resident));
     }
@@ -116,8 +116,7 @@ private:
         if (own.count() == 0) return;
         const int n = this->constants_.n;
         if (own.count() == n) return;  // one block holds every body
-        pack(0, own.first);
-        pack(own.end, n);
+        pack(0, n);  // one launch: repacking the owned block (same values) costs less than a second
         launch_pull({.first = 0, .end = n - own.count(), .skipped_first = own.first, .skipped_count = own.count(),
                      .accumulate = true});
     }
@@ -182,7 +181,7 @@ std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_defa
              .default_value = bodies_default,
              .allowed_values = {"1", "2", "4"}},
             {.name = "slices",
-             .description = "split the bodies j over this many blocks per body block (auto: at least two waves, balanced over the SMs)",
+             .description = "split the bodies j over this many blocks per body block (auto: eight waves of resident blocks, a power of two, at most 32)",
              .default_value = slices_default,
              .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
             map_tuning()};

@@ -1,7 +1,7 @@
 // cuda.sliced: cuda.fastmath's kernels (fast math, float4 tiles) with the tunings that measured
 // best at large N (4 bodies per thread, unroll 16) and the bodies j split over enough blocks to
-// fill the GPU twice, balanced over the SMs (slices=auto, slice_count.hpp), so that small N are not
-// left with a fraction of the SMs.
+// fill the GPU eight times over (slices=auto, slice_count.hpp), so that small N are not left with a
+// fraction of the SMs nor any N with a long last wave.
 // Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
 // fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64). Distributed (docs/scaling.md):
 // each rank pulls and integrates its owned block, slicing the bodies j to fill its GPU; with
