@@ -101,41 +101,42 @@ ActivityMap::ActivityMap(const Problem& problem, const std::string& strategy_nam
 }
 
 void ActivityMap::reset(const int* cells) {
-    count_from_zero(cells);
+    count_from_zero(cells, cudaStreamPerThread);
     if (strategy_ == MapStrategy::incremental)
         for (const DeviceBuffer<int>* kept : {&body_cell_, &previous_cell_})
             NBODY_CUDA_CHECK(cudaMemcpyAsync(kept->data(), cells, n_ * sizeof(int), cudaMemcpyDeviceToDevice));
 }
 
-void ActivityMap::build(const int* cells) {
+void ActivityMap::build(const int* cells, cudaStream_t stream) {
     if (strategy_ != MapStrategy::incremental) {
-        count_from_zero(cells);
+        count_from_zero(cells, stream);
         return;
     }
     const int n = static_cast<int>(n_);
-    move_counts<<<blocks_for(n_, kMapBlock), kMapBlock>>>(cells, n, incremental_state());
+    move_counts<<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(cells, n, incremental_state());
     NBODY_CUDA_CHECK_LAUNCH();
-    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock>>>(n, incremental_state());
+    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(n, incremental_state());
     NBODY_CUDA_CHECK_LAUNCH();
 }
 
 template <class Real>
-void ActivityMap::build_from_positions(const Real* x, const Real* y, int* cells) {
+void ActivityMap::build_from_positions(const Real* x, const Real* y, int* cells, cudaStream_t stream) {
     const int n = static_cast<int>(n_);
     if (strategy_ != MapStrategy::incremental) {
-        cells_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock>>>(x, y, n, d_, cells);
+        cells_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(x, y, n, d_, cells);
         NBODY_CUDA_CHECK_LAUNCH();
-        count_from_zero(cells);
+        count_from_zero(cells, stream);
         return;
     }
-    move_counts_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock>>>(x, y, n, d_, incremental_state());
+    move_counts_of_positions<Real><<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(x, y, n, d_,
+                                                                                          incremental_state());
     NBODY_CUDA_CHECK_LAUNCH();
-    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock>>>(n, incremental_state());
+    rewrite_moved_cells<<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(n, incremental_state());
     NBODY_CUDA_CHECK_LAUNCH();
 }
 
-template void ActivityMap::build_from_positions<float>(const float*, const float*, int*);
-template void ActivityMap::build_from_positions<double>(const double*, const double*, int*);
+template void ActivityMap::build_from_positions<float>(const float*, const float*, int*, cudaStream_t);
+template void ActivityMap::build_from_positions<double>(const double*, const double*, int*, cudaStream_t);
 
 IncrementalMapState ActivityMap::incremental_state() const {
     if (strategy_ != MapStrategy::incremental) throw std::logic_error("incremental_state of a map that is not incremental");
@@ -146,19 +147,19 @@ IncrementalMapState ActivityMap::incremental_state() const {
             .scale = scale_};
 }
 
-void ActivityMap::count_from_zero(const int* cells) {
+void ActivityMap::count_from_zero(const int* cells, cudaStream_t stream) {
     const int n = static_cast<int>(n_);
-    NBODY_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, cell_count_ * sizeof(int)));
+    NBODY_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, cell_count_ * sizeof(int), stream));
     switch (strategy_) {
         case MapStrategy::incremental:  // counted from zero as the atomic strategy does
         case MapStrategy::global_atomics:
-            count_global_atomics<<<blocks_for(n_, kMapBlock), kMapBlock>>>(cells, n, counts_.data());
+            count_global_atomics<<<blocks_for(n_, kMapBlock), kMapBlock, 0, stream>>>(cells, n, counts_.data());
             NBODY_CUDA_CHECK_LAUNCH();
             break;
         case MapStrategy::shared_histogram: {
             // Enough blocks to fill the GPU's SMs without re-merging many nearly empty histograms.
             const unsigned int blocks = std::min(blocks_for(n_, kMapBlock), 1024u);
-            count_shared_privatised<<<blocks, kMapBlock, cell_count_ * sizeof(int)>>>(
+            count_shared_privatised<<<blocks, kMapBlock, cell_count_ * sizeof(int), stream>>>(
                 cells, n, static_cast<int>(cell_count_), counts_.data());
             NBODY_CUDA_CHECK_LAUNCH();
             break;
@@ -168,12 +169,12 @@ void ActivityMap::count_from_zero(const int* cells) {
             // Cells of -1 (outside the unit square) fall below the lowest level and are not counted.
             NBODY_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(cub_temp_.data(), temp_bytes, cells, counts_.data(),
                                                                  static_cast<int>(cell_count_) + 1, 0,
-                                                                 static_cast<int>(cell_count_), n));
+                                                                 static_cast<int>(cell_count_), n, stream));
             break;
         }
     }
-    normalise_counts<<<blocks_for(cell_count_, kMapBlock), kMapBlock>>>(counts_.data(), cell_count_, scale_,
-                                                                        map_.data());
+    normalise_counts<<<blocks_for(cell_count_, kMapBlock), kMapBlock, 0, stream>>>(counts_.data(), cell_count_,
+                                                                                  scale_, map_.data());
     NBODY_CUDA_CHECK_LAUNCH();
 }
 

@@ -67,13 +67,13 @@ public:
     // asynchronous on the default stream.
     void reset(const int* cells);
     // The map of `cells` after a step (after a reset): incremental moves the bodies whose cell
-    // changed, the other strategies count from zero; asynchronous on the default stream.
-    void build(const int* cells);
+    // changed, the other strategies count from zero; asynchronous on `stream`.
+    void build(const int* cells, cudaStream_t stream);
     // The same from every body's position (x, y: n values on the device), each body's cell as
     // activity_cell gives it: incremental computes the cell and moves the count in one kernel; the
     // other strategies write `cells` (n entries) and count them.
     template <class Real>
-    void build_from_positions(const Real* x, const Real* y, int* cells);
+    void build_from_positions(const Real* x, const Real* y, int* cells, cudaStream_t stream);
     void copy_to_host(std::vector<float>& host) const;
 
     MapStrategy strategy() const { return strategy_; }
@@ -81,7 +81,7 @@ public:
     IncrementalMapState incremental_state() const;
 
 private:
-    void count_from_zero(const int* cells);
+    void count_from_zero(const int* cells, cudaStream_t stream);
 
     std::size_t n_;
     int d_;

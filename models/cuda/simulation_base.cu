@@ -105,11 +105,11 @@ CudaSimulation<Real>::CudaSimulation(const Problem& problem, const TuningValues&
     cudaStream_t stream = nullptr;
     NBODY_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
     exchange_stream_.reset(stream);
-    cudaEvent_t fork = nullptr, join = nullptr;
-    NBODY_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    fork_.reset(fork);
-    NBODY_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-    join_.reset(join);
+    for (Event* event : {&fork_, &join_, &map_built_}) {
+        cudaEvent_t made = nullptr;
+        NBODY_CUDA_CHECK(cudaEventCreateWithFlags(&made, cudaEventDisableTiming));
+        event->reset(made);
+    }
 }
 
 template <class Real>
@@ -184,14 +184,19 @@ void CudaSimulation<Real>::allgather_overlapped(std::span<Real* const> axes, con
     // Join: the rest of the step waits for the gathered blocks.
     NBODY_CUDA_CHECK(cudaEventRecord(join_.get(), exchange));
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, join_.get(), 0));
+    // The map needs the positions only: its small kernels run beside the pull instead of after it,
+    // and the compute stream waits for them at once (a leapfrog kick may write the owned cells next).
+    build_map(map_, cells_.data(), exchange);
     remote();
+    NBODY_CUDA_CHECK(cudaEventRecord(map_built_.get(), exchange));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, map_built_.get(), 0));
 }
 
 template <class Real>
 void CudaSimulation<Real>::launch_step() {
     mark(events_.start, cudaStreamPerThread);
     step_bodies(cells_.data());
-    build_map(map_, cells_.data());
+    if (exchange_ != StepExchange::overlapped) build_map(map_, cells_.data(), cudaStreamPerThread);
     mark(events_.end, cudaStreamPerThread);
 }
 
@@ -384,11 +389,11 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
 // Distributed, the map of all N comes from the gathered positions (the integration kernels wrote
 // the owned bodies' cells only): one kernel computes each body's cell and moves its count.
 template <class Real, int Dim>
-void SoaSimulation<Real, Dim>::build_map(ActivityMap& map, int* cells) {
+void SoaSimulation<Real, Dim>::build_map(ActivityMap& map, int* cells, cudaStream_t stream) {
     if (this->distributed())
-        map.build_from_positions(position_[0].data(), position_[1].data(), cells);
+        map.build_from_positions(position_[0].data(), position_[1].data(), cells, stream);
     else
-        map.build(cells);
+        map.build(cells, stream);
 }
 
 template <class Real, int Dim>

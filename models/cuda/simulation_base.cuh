@@ -64,7 +64,8 @@ protected:
     void allgather(std::span<Real* const> axes);
     // The overlapped exchange (docs/scaling.md): `local` is launched on the compute stream (the
     // per-thread default stream) while the axes are gathered on a second stream; `remote` is
-    // launched once they have arrived. Distributed only.
+    // launched once they have arrived, and the step's map is built from them on the second stream
+    // beside it (build_map; launch_step then builds none). Distributed only.
     void allgather_overlapped(std::span<Real* const> axes, const std::function<void()>& local,
                               const std::function<void()>& remote);
 
@@ -72,9 +73,9 @@ protected:
     // One step (advance before force, pull, advance after force), writing each owned body's new
     // activity cell (or -1) to `cells`.
     virtual void step_bodies(int* cells) = 0;
-    // The map after step_bodies, from `cells` unless the variant knows better (distributed SoA: from
-    // the gathered positions).
-    virtual void build_map(ActivityMap& map, int* cells) { map.build(cells); }
+    // The map after step_bodies, on `stream`, from `cells` unless the variant knows better
+    // (distributed SoA: from the gathered positions).
+    virtual void build_map(ActivityMap& map, int* cells, cudaStream_t stream) { map.build(cells, stream); }
     virtual void download_bodies(BodiesT<Real>& state) = 0;
 
     const Problem problem_;
@@ -118,9 +119,10 @@ private:
     enum class StepExchange { none, allgather, overlapped };
     StepExchange exchange_ = StepExchange::none;
     // The overlapped exchange's stream (highest priority, so NCCL's blocks are scheduled ahead of
-    // the pull's) and the fork/join events; distributed only.
+    // the pull's) and the fork/join events, the last when the map beside the pull is done;
+    // distributed only.
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;
-    Event fork_, join_;
+    Event fork_, join_, map_built_;
     std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy> step_graph_;
 };
 
@@ -165,7 +167,7 @@ protected:
 private:
     void upload_bodies(const BodiesT<Real>& initial) final;
     void step_bodies(int* cells) final;
-    void build_map(ActivityMap& map, int* cells) final;
+    void build_map(ActivityMap& map, int* cells, cudaStream_t stream) final;
     void download_bodies(BodiesT<Real>& state) final;
 
     // Positions and masses hold gathered_capacity() elements (the padding past N stays zero).

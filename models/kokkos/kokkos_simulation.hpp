@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -568,7 +569,9 @@ KOKKOS_INLINE_FUNCTION int end_step_of(Vec<Real, Dim>& p, Vec<Real, Dim>& v, con
 // Body i's end of step (StepEnd) in place; returns the activity cell of its positions after the step.
 template <class Space, class Real, int Dim>
 KOKKOS_INLINE_FUNCTION int end_step(const Motion<Space, Real, Dim>& s, int i, int d, const StepEnd<Real>& e) {
-    if (!e.owned.contains(i)) return activity_cell(s.p[0](i), s.p[1](i), d);
+    // Another rank's body, or a map-only end (which may run beside a pull still adding into the pulls).
+    if (!e.owned.contains(i) || !(e.advance || e.next_before_force || e.zero_pulls))
+        return activity_cell(s.p[0](i), s.p[1](i), d);
     Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
     const int cell = end_step_of(p, v, load(s.pull, i), d, e);
     if (e.advance || e.next_before_force) {
@@ -1058,8 +1061,8 @@ private:
         }
         end_step_owned(dispatch_, motion_, d_, end);
         pulls_zero_ = end.zero_pulls;
-        gather_and_pull();
-        end_step_and_map(step_end(false, false, false));  // the map only: the pulls are the next step's
+        // The map only (the pulls are the next step's), beside the pull from the other blocks.
+        gather_and_pull([&](Dispatch<Space>& beside) { end_step_and_map(beside, step_end(false, false, false)); });
     }
 
     // dispatch=graphK: `steps` steps from graphs recorded once, of K steps and of one step before
@@ -1252,7 +1255,9 @@ private:
     // positions are this rank's own; the gather leaves them alone); joined, the compute instance
     // adds the pull from every other block. The owned pull is queued first: a host-staged gather
     // holds the host until it is done.
-    void gather_and_pull() {
+    // `beside`, if given, is launched on the exchange instance once the positions have arrived,
+    // beside the pull from the other blocks; the compute instance waits for both.
+    void gather_and_pull(const std::function<void(Dispatch<Space>&)>& beside = {}) {
 #ifdef KOKKOS_ENABLE_CUDA
         if constexpr (kRunsOnGpu<Space>) {
             if (!exchange_) throw std::logic_error("an overlapped exchange before the upload");
@@ -1265,7 +1270,12 @@ private:
             problem_.distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
                                                              static_cast<void*>(exchange));
             exchange_->join_into(space_);
+            if (beside) {
+                Dispatch<Space> exchange_dispatch(exchange_->space());
+                beside(exchange_dispatch);
+            }
             compute_pulls_from(other_blocks_sources(owned_range(), n_));
+            if (beside) exchange_->join_into(space_);
             pulls_zero_ = false;
             return;
         }
@@ -1280,19 +1290,20 @@ private:
         pulls_zero_ = true;
     }
 
-    void end_step_and_map(const StepEnd<Real>& e) {
+    void end_step_and_map(const StepEnd<Real>& e) { end_step_and_map(dispatch_, e); }
+    void end_step_and_map(Dispatch<Space>& dispatch, const StepEnd<Real>& e) {
         switch (map_strategy_) {
             case MapStrategy::incremental:
-                end_step_and_move_counts(dispatch_, motion_, map_, n_, d_, e);
-                rewrite_moved_cells(dispatch_, map_, n_);
+                end_step_and_move_counts(dispatch, motion_, map_, n_, d_, e);
+                rewrite_moved_cells(dispatch, map_, n_);
                 break;
             case MapStrategy::atomic_counts:
-                end_step_and_count_atomic(dispatch_, motion_, map_, n_, d_, e, false);
-                normalise_map(dispatch_, map_);
+                end_step_and_count_atomic(dispatch, motion_, map_, n_, d_, e, false);
+                normalise_map(dispatch, map_);
                 break;
             case MapStrategy::scatter_view:
-                end_step_and_count_scatter(dispatch_, motion_, map_, scatter_, n_, d_, e);
-                normalise_map(dispatch_, map_);
+                end_step_and_count_scatter(dispatch, motion_, map_, scatter_, n_, d_, e);
+                normalise_map(dispatch, map_);
                 break;
         }
     }
