@@ -160,8 +160,8 @@ def grid(owned: int, n: int, sources: int, block: int, bodies_per_thread: int, s
          resident: int, slice_rule: str = "eight-waves") -> dict:
     """cuda.sliced's launch (models/cuda/float4.cu): blocks of `block` threads x `bodies_per_thread` bodies i,
     slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, eight waves of resident blocks in a
-    power of two of at most 32 slices, at most one slice per tile), and how evenly its blocks share the SMs
-    in launch order (x fastest): each block to the SM or the slot with least work."""
+    power of two, more than 32 only as many as two waves need, at most one slice per tile), and how evenly
+    its blocks share the SMs in launch order (x fastest): each block to the SM or the slot with least work."""
     body_blocks = max(1, -(-owned // (block * bodies_per_thread)))
     if slices_tuning != "auto":
         tuned = int(slices_tuning)
@@ -192,11 +192,13 @@ def processor_balance(body_blocks: int, slices: int, tiles: int, processors: int
 
 def eight_wave_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:
     """slices=auto (slice_count.hpp's slice_count)."""
-    wanted = 8 * max(1, processors) * max(1, resident)
-    slices = 1
-    while slices < 32 and slices * max(1, body_blocks) < wanted:
-        slices *= 2
-    return max(1, min(slices, tiles))
+    def covering(wanted: int) -> int:
+        slices = 1
+        while slices * max(1, body_blocks) < wanted:
+            slices *= 2
+        return slices
+    wave = max(1, processors) * max(1, resident)
+    return max(1, min(covering(8 * wave), max(32, covering(2 * wave)), tiles))
 
 
 def balanced_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:

@@ -157,15 +157,16 @@ void expect_within_thresholds(const HostState& state, const Workload& w, int ste
 // The H100's grid (132 SMs) with 2 resident blocks (3D float64, 4 bodies per thread): eight waves
 // are 2112 blocks. The rank of 4 GPUs at N = 131072 (32 body blocks, 512 tiles) took 17 slices by
 // the earlier balanced two waves and ran 8 % slower than with 32 (docs/scaling.md).
-TEST(CudaSliceCount, EightWavesInAPowerOfTwoOfAtMost32Slices) {
+TEST(CudaSliceCount, EightWavesInAPowerOfTwoBeyond32OnlyForTwoWaves) {
     using cuda::slice_count;
-    EXPECT_EQ(slice_count(32, 512, 132, 2), 32u);   // capped at 32
-    EXPECT_EQ(slice_count(64, 256, 132, 2), 32u);   // one GPU at 65536: 33 wanted, capped
-    EXPECT_EQ(slice_count(256, 1024, 132, 5), 32u);  // 2D float32 at 262144: 21 wanted, the next power of two
-    EXPECT_EQ(slice_count(1024, 4096, 132, 5), 8u);  // 2^20: 5.2 wanted
+    EXPECT_EQ(slice_count(32, 512, 132, 2), 32u);    // 66 for eight waves, 32 beyond which two waves need no more
+    EXPECT_EQ(slice_count(64, 256, 132, 2), 32u);    // one GPU at 65536: 33 for eight waves
+    EXPECT_EQ(slice_count(256, 1024, 132, 5), 32u);  // 2D float32 at 262144: 21 for eight waves
+    EXPECT_EQ(slice_count(1024, 4096, 132, 5), 8u);  // 2^20: 5.2
     EXPECT_EQ(slice_count(4096, 16384, 132, 2), 1u);  // more body blocks than eight waves need
-    // Never more slices than tiles of bodies j, nor fewer than one.
-    EXPECT_EQ(slice_count(4, 16, 132, 6), 16u);
+    // A rank of 4 GPUs at N = 16384 (4 body blocks): two waves need 132, so past 32 up to a slice per tile.
+    EXPECT_EQ(slice_count(4, 64, 132, 2), 64u);
+    EXPECT_EQ(slice_count(16, 256, 132, 2), 64u);  // 33 for two waves: 64, not the 256 of eight
     EXPECT_EQ(slice_count(1, 1, 132, 2), 1u);
     EXPECT_EQ(slice_count(0, 0, 132, 0), 1u);
 }
