@@ -255,10 +255,7 @@ inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
 // blocks left N = 1024 two blocks; smaller tiles also shorten each thread's chain of dependent
 // interactions: at N = 1024 with graphs 13.6, 10.1 and 6.05 us per step with 128-, 64- and 32-body
 // tiles), 512 from N = 65536 where the larger tile is the faster one (docs/performance-kokkos.md).
-// `bodies`: N, the bodies j every rank pulls from, so that a rank runs the tiles one GPU runs at N
-// and its fewer blocks of bodies i are made up by slices (4 x H200, 2D float32: 470.9 against
-// 475.1 us per step at N = 65536 over 4 GPUs, 884.8 against 902.2 over 2, and 1762.6 against
-// 1796.9 at N = 131072 over 4, than with the tile of the rank's own bodies; docs/scaling.md).
+// `bodies`: those whose pulls this rank sums (auto_tile_of_rank).
 inline int auto_tile(int bodies) {
     if (bodies >= 65536) return 512;
     if (bodies >= 32768) return 256;
@@ -266,6 +263,14 @@ inline int auto_tile(int bodies) {
     if (bodies >= 2048) return 64;
     return 32;
 }
+
+// tile=auto over several ranks: the tile of N, the bodies j every rank pulls from, where the rank's
+// own bodies are at least 8192, its fewer blocks of bodies i made up by slices (4 x H200, 2D
+// float32: 470.9 against 475.1 us per step at N = 65536 over 4 GPUs, 884.8 against 902.2 over 2,
+// 1762.6 against 1796.9 at N = 131072 over 4); below, the tile of its own bodies, whose small
+// blocks keep the overlapped pull from the owned block spread over many teams (at N = 16384 over
+// 4 GPUs the tile of N ran 103.6 us against 45.6; docs/scaling.md). One process: its bodies are N.
+inline int auto_tile_of_rank(int owned_bodies, int n) { return auto_tile(owned_bodies >= 8192 ? n : owned_bodies); }
 
 // The `exchange` tuning, as cuda.sliced's; UsageError naming the allowed values for any other.
 inline bool overlaps_exchange_of(const std::string& exchange) {
@@ -286,7 +291,8 @@ class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
     TeamTiled(const Problem& problem, const TuningValues& tuning)
         : KokkosSimulation<Space, Real, Dim>(problem, tuning),
-          tile_(tuning.at("tile") == "auto" ? auto_tile(this->n()) : static_cast<int>(tuning_int(tuning, "tile"))),
+          tile_(tuning.at("tile") == "auto" ? auto_tile_of_rank(owned_bodies(), this->n())
+                                            : static_cast<int>(tuning_int(tuning, "tile"))),
           mapping_(body_mapping_of(tuning.at("body_mapping"), owned_bodies())),
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
