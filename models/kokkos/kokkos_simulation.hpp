@@ -1257,7 +1257,7 @@ private:
     // holds the host until it is done.
     // `beside`, if given, is launched on the exchange instance once the positions have arrived,
     // beside the pull from the other blocks; the compute instance waits for both.
-    void gather_and_pull(const std::function<void(Dispatch<Space>&)>& beside = {}) {
+    void gather_and_pull([[maybe_unused]] const std::function<void(Dispatch<Space>&)>& beside = {}) {
 #ifdef KOKKOS_ENABLE_CUDA
         if constexpr (kRunsOnGpu<Space>) {
             if (!exchange_) throw std::logic_error("an overlapped exchange before the upload");

@@ -266,7 +266,7 @@ inline int auto_tile(int bodies) {
 
 // tile=auto over several ranks: the tile of N, the bodies j every rank pulls from, where the rank's
 // own bodies are at least 8192, its fewer blocks of bodies i made up by slices (4 x H200, 2D
-// float32: 470.9 against 475.1 us per step at N = 65536 over 4 GPUs, 884.8 against 902.2 over 2,
+// float32: 470.3 against 475.1 us per step at N = 65536 over 4 GPUs, 885.3 against 902.2 over 2,
 // 1762.6 against 1796.9 at N = 131072 over 4); below, the tile of its own bodies, whose small
 // blocks keep the overlapped pull from the owned block spread over many teams (at N = 16384 over
 // 4 GPUs the tile of N ran 103.6 us against 45.6; docs/scaling.md). One process: its bodies are N.
@@ -406,7 +406,8 @@ void register_kokkos_team_tiled(Registry& registry) {
                 team_size.description += " (auto: tile / 2 with body_mapping=pair, tile / 4 with quad, else min(tile, 256))";
                 team_size.default_value = "auto";
                 team_size.allowed_values.insert(team_size.allowed_values.begin(), "auto");
-                tile.description += " (auto: 32 below N = 2048, 64 below 8192, 128 below 32768, 256 below 65536, else 512)";
+                tile.description += " (auto: 32 below N = 2048, 64 below 8192, 128 below 32768, 256 below 65536, else 512; "
+                                    "a rank of fewer than 8192 bodies: by its own count)";
                 tile.default_value = "auto";
                 tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
             }
