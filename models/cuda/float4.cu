@@ -83,8 +83,7 @@ private:
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
                                                                        static_cast<int>(block_), shared_bytes()));
         return slice_count(body_blocks(), blocks_for(this->problem_.n, block_),
-                                    static_cast<unsigned int>(multiprocessor_count()),
-                                    static_cast<unsigned int>(resident));
+                           static_cast<unsigned int>(multiprocessor_count()), static_cast<unsigned int>(resident));
     }
     // Blocks of bodies i: the owned block's (all N in one process).
     unsigned int body_blocks() const {
