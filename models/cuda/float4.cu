@@ -41,21 +41,26 @@ bool overlaps_exchange_of(const TuningValues& t) {
     throw UsageError("exchange must be allgather or overlap, got '" + it->second + "'");
 }
 
+// The `bodies_per_thread` tuning; auto by the owned block (slice_count.hpp).
+long bodies_per_thread_of(const Problem& p, const TuningValues& t) {
+    if (t.at("bodies_per_thread") != "auto") return tuning_int(t, "bodies_per_thread");
+    return auto_bodies_per_thread(owned_block(p).count);
+}
+
 // The tuned kernels' values are checked against the workload before the base class touches the device.
 template <class Real, int Dim>
 const TuningValues& checked(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels) {
     if (kernels == TiledFloat4Kernels::compiler_unrolled) return t;
     using Tunings = TiledFloat4Tunings<Real, Dim>;
     require_offered(id, p.workload, "unroll", tuning_int(t, "unroll"), Tunings::Unrolls::list());
-    require_offered(id, p.workload, "bodies_per_thread", tuning_int(t, "bodies_per_thread"),
-                    Tunings::BodiesPerThread::list());
+    require_offered(id, p.workload, "bodies_per_thread", bodies_per_thread_of(p, t), Tunings::BodiesPerThread::list());
     return t;
 }
 
 template <class Real, int Dim>
-TiledFloat4Kernel<Real, Dim> kernel_for(const TuningValues& t, TiledFloat4Kernels kernels) {
+TiledFloat4Kernel<Real, Dim> kernel_for(const Problem& p, const TuningValues& t, TiledFloat4Kernels kernels) {
     if (kernels == TiledFloat4Kernels::compiler_unrolled) return compiler_unrolled_kernel<Real, Dim>();
-    const long unroll = tuning_int(t, "unroll"), bodies = tuning_int(t, "bodies_per_thread");
+    const long unroll = tuning_int(t, "unroll"), bodies = bodies_per_thread_of(p, t);
     if constexpr (std::is_same_v<Real, float>) {
         if (kernels == TiledFloat4Kernels::tuned_fast_math) return fast_math_tuned_kernel<Dim>(unroll, bodies);
     }
@@ -68,10 +73,10 @@ public:
     TiledFloat4(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels)
         : SoaSimulation<Real, Dim>(p, checked<Real, Dim>(p, t, id, kernels)),
           block_(block_size_of(t)),
-          kernel_(kernel_for<Real, Dim>(t, kernels)),
+          kernel_(kernel_for<Real, Dim>(p, t, kernels)),
           slices_(slices_of(t)),
           overlaps_exchange_(overlaps_exchange_of(t)),
-          packed_(p.n) {
+          packed_(this->distributed() ? 0 : p.n) {
         require_block_fits(pull_kernel(), block_, id);
         if (slices_ == 0) slices_ = slices_filling_the_gpu();
     }
@@ -97,36 +102,32 @@ private:
     void compute_pull() override {
         if (this->owned().count() == 0) return;  // an empty trailing block: nothing to pull
         const int n = this->constants_.n;
-        pack(0, n);
+        if (!this->distributed()) pack(n);
         launch_pull({.first = 0, .end = n, .skipped_first = n, .skipped_count = 0, .accumulate = false});
     }
 
     bool overlaps_exchange() const override { return overlaps_exchange_; }
-    // The owned bodies' positions are this rank's own: packed and pulled before the others arrive.
+    // The owned bodies' positions are this rank's own: pulled before the others arrive, added to
+    // the pull the step left zero (no memset before the sliced partials).
     void compute_pull_from_owned_block() override {
         const BodyRange own = this->owned();
         if (own.count() == 0) return;
-        pack(own.first, own.end);
         launch_pull({.first = own.first, .end = own.end, .skipped_first = this->constants_.n, .skipped_count = 0,
-                     .accumulate = false});
+                     .accumulate = true});
     }
     void compute_pull_from_other_blocks() override {
         const BodyRange own = this->owned();
         if (own.count() == 0) return;
         const int n = this->constants_.n;
         if (own.count() == n) return;  // one block holds every body
-        pack(0, n);  // one launch: repacking the owned block (same values) costs less than a second
         launch_pull({.first = 0, .end = n - own.count(), .skipped_first = own.first, .skipped_count = own.count(),
                      .accumulate = true});
     }
 
-    void pack(int first, int end) {
-        if (end <= first) return;
-        DeviceBodies<Real, Dim> bodies = this->bodies();
-        for (int k = 0; k < Dim; ++k) bodies.position[k] += first;
-        bodies.mass += first;
-        pack_bodies<Real, Dim><<<blocks_for(static_cast<std::size_t>(end - first), block_), block_>>>(
-            bodies, packed_.data() + first, end - first);
+    // One process: the kernel reads the bodies packed (a rank's reads them from the gathered axes).
+    void pack(int n) {
+        pack_bodies<Real, Dim><<<blocks_for(static_cast<std::size_t>(n), block_), block_>>>(this->bodies(),
+                                                                                            packed_.data(), n);
         NBODY_CUDA_CHECK_LAUNCH();
     }
 
@@ -141,8 +142,10 @@ private:
             NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>),
                                              cudaStreamPerThread));
         const PackedBody<Real>* packed = packed_.data();
+        DeviceBodies<Real, Dim> by_axis = this->bodies();
         DeviceConstants<Real> constants = this->constants_;
-        void* arguments[] = {&packed, &pull_out, &targets, &sources, &constants};
+        void* source = this->distributed() ? static_cast<void*>(&by_axis) : static_cast<void*>(&packed);
+        void* arguments[] = {source, &pull_out, &targets, &sources, &constants};
         NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices), dim3(block_), arguments,
                                           shared_bytes(), cudaStreamPerThread));
     }
@@ -176,9 +179,10 @@ std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_defa
              .default_value = unroll_default,
              .allowed_values = {"1", "2", "4", "8", "16"}},
             {.name = "bodies_per_thread",
-             .description = "bodies i per thread, each staged body j reused from registers",
+             .description = "bodies i per thread, each staged body j reused from registers (auto: 4, or 1 for fewer "
+                            "than 8192 bodies i, a rank's or all N)",
              .default_value = bodies_default,
-             .allowed_values = {"1", "2", "4"}},
+             .allowed_values = {"auto", "1", "2", "4"}},
             {.name = "slices",
              .description = "split the bodies j over this many blocks per body block (auto: eight waves of resident blocks in a power of two, more than 32 only as two waves need)",
              .default_value = slices_default,

@@ -84,8 +84,4 @@ void allreduce_through_host(Communicator& host, std::int32_t* values, std::size_
     NBODY_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
 }
 
-bool collectives_are_host_calls(const DeviceCommunicator& device) {
-    return dynamic_cast<const HostStagedDeviceCommunicator*>(&device) != nullptr;
-}
-
 }  // namespace nbody::cuda

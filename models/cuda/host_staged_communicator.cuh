@@ -32,6 +32,7 @@ public:
     void allgather_in_place(std::span<float* const> axes, const BlockDecomposition& decomposition, void* stream) override;
     void allgather_in_place(std::span<double* const> axes, const BlockDecomposition& decomposition, void* stream) override;
     void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) override;
+    bool allgather_can_be_captured() const override { return false; }  // host calls
 
 private:
     template <class T>
@@ -50,8 +51,5 @@ private:
 // summed by the host communicator, copied back; `stream` is synchronised before returning.
 void allreduce_through_host(Communicator& host, std::int32_t* values, std::size_t count, void* stream,
                             std::vector<std::int32_t>& staging);
-
-// True when `device`'s collectives are host calls (host-staged), which a CUDA graph cannot hold.
-bool collectives_are_host_calls(const DeviceCommunicator& device);
 
 }  // namespace nbody::cuda

@@ -3,7 +3,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "host_staged_communicator.cuh"
 #include "nbody/errors.hpp"
 #include "simulation_base.cuh"
 
@@ -34,26 +33,36 @@ NBODY_UNROLL_AXES
     }
 };
 
+// Body i's pull, left zero when `consumed` (the overlapped step's first kernel: the pull parts that
+// follow add into it).
 template <class Real, int Dim>
-__global__ void advance_before_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
-                                            Integrator integrator, BodyRange bodies, DeviceConstants<Real> c) {
+__device__ Vec<Real, Dim> take_pull(Vec<Real, Dim>* __restrict__ pull, int i, bool consumed) {
+    const Vec<Real, Dim> value = pull[i];
+    if (consumed) pull[i] = Vec<Real, Dim>{};
+    return value;
+}
+
+template <class Real, int Dim>
+__global__ void advance_before_force_kernel(DeviceState<Real, Dim> state, Vec<Real, Dim>* __restrict__ pull,
+                                            bool consumes_pull, Integrator integrator, BodyRange bodies,
+                                            DeviceConstants<Real> c) {
     const int i = bodies.first + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= bodies.end) return;
     Vec<Real, Dim> p, v;
     state.load(i, p, v);
-    advance_before_force(integrator, p, v, pull[i], c.G, c.dt);
+    advance_before_force(integrator, p, v, take_pull(pull, i, consumes_pull), c.G, c.dt);
     state.store(i, p, v);
 }
 
 template <class Real, int Dim>
-__global__ void advance_after_force_kernel(DeviceState<Real, Dim> state, const Vec<Real, Dim>* __restrict__ pull,
-                                           Integrator integrator, BodyRange bodies, int* __restrict__ cells,
-                                           DeviceConstants<Real> c) {
+__global__ void advance_after_force_kernel(DeviceState<Real, Dim> state, Vec<Real, Dim>* __restrict__ pull,
+                                           bool consumes_pull, Integrator integrator, BodyRange bodies,
+                                           int* __restrict__ cells, DeviceConstants<Real> c) {
     const int i = bodies.first + blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= bodies.end) return;
     Vec<Real, Dim> p, v;
     state.load(i, p, v);
-    advance_after_force(integrator, p, v, pull[i], c.G, c.dt);
+    advance_after_force(integrator, p, v, take_pull(pull, i, consumes_pull), c.G, c.dt);
     state.store(i, p, v);
     cells[i] = activity_cell(p[0], p[1], c.d);
 }
@@ -157,7 +166,7 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     exchange_ = step_exchange;
     reset_map(map_, cells_, initial, problem_.d);
     uploaded_ = true;
-    if (!step_graph_ && !(distributed() && collectives_are_host_calls(*devices_))) capture_step();
+    if (!step_graph_ && (!distributed() || devices_->allgather_can_be_captured())) capture_step();
 }
 
 template <class Real>
@@ -349,22 +358,23 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
     if (overlapped()) {
         // The pull of this step's positions is already there (the upload's, or the last step's):
         // integrate, then gather the new positions while pulling from the owned block, and pull
-        // from the others as they arrive; the pull is then the next step's. Every body's cell
-        // comes from the gathered positions, which the kick of leapfrog does not move.
+        // from the others as they arrive; the pull is then the next step's. The first kernel leaves
+        // the pull zero once read, for the parts to add into. Every body's cell comes from the
+        // gathered positions, which the kick of leapfrog does not move.
         if (own.count() > 0) {
             if (drifts_before_force(integrator)) {
-                advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own,
+                advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), true, integrator, own,
                                                                          this->constants_);
                 NBODY_CUDA_CHECK_LAUNCH();
             } else {
-                advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells,
-                                                                        this->constants_);
+                advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), true, integrator, own,
+                                                                        cells, this->constants_);
                 NBODY_CUDA_CHECK_LAUNCH();
             }
         }
         gather_and_pull();
         if (drifts_before_force(integrator) && own.count() > 0) {
-            advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells,
+            advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), false, integrator, own, cells,
                                                                     this->constants_);
             NBODY_CUDA_CHECK_LAUNCH();
         }
@@ -373,14 +383,16 @@ void SoaSimulation<Real, Dim>::step_bodies(int* cells) {
     // Euler has nothing to do before the force: no kernel. An empty trailing block launches none.
     if (drifts_before_force(integrator)) {
         if (own.count() > 0) {
-            advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, this->constants_);
+            advance_before_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), false, integrator, own,
+                                                                     this->constants_);
             NBODY_CUDA_CHECK_LAUNCH();
         }
         if (distributed) gather(Dim);
     }
     compute_pull();
     if (own.count() > 0) {
-        advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), integrator, own, cells, this->constants_);
+        advance_after_force_kernel<<<blocks, kIntegrateBlock>>>(state, pull_.data(), false, integrator, own, cells,
+                                                                this->constants_);
         NBODY_CUDA_CHECK_LAUNCH();
     }
     if (distributed && !drifts_before_force(integrator)) gather(Dim);

@@ -156,7 +156,8 @@ protected:
     // The overlapped exchange (the `exchange=overlap` tuning): the pull split in two parts, the
     // owned bodies pulled from the owned block (its positions are local) while the other blocks
     // arrive, then from every other block, added. A variant that offers it returns true from
-    // overlaps_exchange() and overrides both parts; each reads bodies() and writes pull().
+    // overlaps_exchange() and overrides both parts; each reads bodies() and adds into pull(), which
+    // the step leaves zero for the owned bodies before the first part.
     virtual bool overlaps_exchange() const { return false; }
     virtual void compute_pull_from_owned_block();
     virtual void compute_pull_from_other_blocks();

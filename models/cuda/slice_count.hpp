@@ -1,8 +1,9 @@
-// How many slices of the bodies j `slices=auto` gives the float4 family's pull (host code only,
-// so the rule is tested without a GPU; scripts/scaling_model.py's grid() models the same).
+// The shape `slices=auto` and `bodies_per_thread=auto` give the float4 family's pull (host code
+// only, so the rules are tested without a GPU; scripts/scaling_model.py's grid() models the slices).
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 
 namespace nbody::cuda {
 
@@ -25,5 +26,12 @@ inline unsigned int slice_count(unsigned int body_blocks, unsigned int tiles, un
     const unsigned int two_waves = power_of_two_covering(2 * wave, body_blocks);
     return std::max(1u, std::min({eight_waves, std::max(32u, two_waves), tiles}));
 }
+
+// bodies_per_thread=auto for `bodies` bodies i (a rank's owned block, all N in one process): 4, the
+// best measured at large N, from 8192; 1 below, where 4 per thread leave fewer than 8 blocks of
+// bodies i (256 threads each) and the pull too few blocks to fill the SMs (4 x H200, N = 16384 over
+// 4 GPUs: 43.5 against 51.8 us per step in 2D float32, 111.3 against 145.6 in 3D float64; one GPU
+// at N = 4096: 21.8 against 29.0 and 38.5 against 61.8; docs/scaling.md).
+inline int auto_bodies_per_thread(std::size_t bodies) { return bodies < 8192 ? 1 : 4; }
 
 }  // namespace nbody::cuda

@@ -1,5 +1,5 @@
 // cuda.sliced: cuda.fastmath's kernels (fast math, float4 tiles) with the tunings that measured
-// best at large N (4 bodies per thread, unroll 16) and the bodies j split over enough blocks to
+// best at large N (4 bodies per thread, unroll 16; 1 body per thread below 8192 bodies i) and the bodies j split over enough blocks to
 // fill the GPU eight times over (slices=auto, slice_count.hpp), so that small N are not left with a
 // fraction of the SMs nor any N with a long last wave.
 // Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
@@ -15,13 +15,13 @@
 namespace nbody::cuda {
 
 VariantDescriptor sliced_variant() {
-    std::vector<TuningParameter> tunings = tuned_float4_tunings("16", "4", "auto");
+    std::vector<TuningParameter> tunings = tuned_float4_tunings("16", "auto", "auto");
     tunings.push_back({.name = "exchange",
                        .description = "over several ranks: overlap (pull from the owned block while the other blocks are "
                                       "gathered on a second stream) or allgather (gather, then pull); one rank: no effect",
                        .default_value = "overlap",
                        .allowed_values = {"overlap", "allgather"}});
-    return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread, j split over blocks to fill the GPU (atomicAdd partials)",
+    return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread (1 below 8192 bodies), j split over blocks to fill the GPU (atomicAdd partials)",
                            std::move(tunings),
                            [](const Problem& p, const TuningValues& t) {
                                return make_tiled_float4(p, t, "cuda.sliced", TiledFloat4Kernels::tuned_fast_math);

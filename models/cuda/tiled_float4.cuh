@@ -6,7 +6,8 @@
 // bodies i per thread (each staged body j then serves several i from registers). A launch may
 // split the bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's
 // block adds its partial pull with atomicAdd (gridDim.y == 1: a plain store). The bodies i are
-// `targets` (a rank's owned block when distributed, all N in one process); the bodies j all N.
+// `targets` (a rank's owned block when distributed, all N in one process); the bodies j all N,
+// read from a packed copy in one process and from the gathered axes by a rank.
 //
 // Where each piece is compiled: float4.cu holds the simulation (packing, slicing, launch) and
 // cuda.float4's kernels; unrolled.cu the kernels with the `unroll` and `bodies_per_thread`
@@ -16,6 +17,7 @@
 // its own, so the fast-math copies can never be merged with the others at link time.
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "interaction.cuh"
@@ -93,12 +95,29 @@ __device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
     else return b.w;
 }
 
-// Ranged: the bodies i are `targets`; otherwise all N and `targets` is unused. Two instantiations
-// rather than one: in one process the kernel is then the code before distribution existed,
-// which ptxas schedules 7 % faster in 3D float32 with 4 bodies per thread (H100, measured; the
-// range's offset alone moved the shared loads, docs/performance-cuda.md).
+// Body j as a kernel reads it: packed beforehand (one process), or packed as it is read from the
+// axes (a rank, whose positions arrive by axis from the gather: packing them would put a kernel
+// before each part of the overlapped pull, 2.5 us each at N = 2^14).
+template <class Real, int Dim>
+__device__ __forceinline__ PackedBody<Real> body_at(const PackedBody<Real>* __restrict__ packed, int j) {
+    return packed[j];
+}
+template <class Real, int Dim>
+__device__ __forceinline__ PackedBody<Real> body_at(const DeviceBodies<Real, Dim>& bodies, int j) {
+    return pack_body<Real, Dim>(bodies.position_of(j), bodies.mass[j]);
+}
+
+// What a pull kernel reads the bodies from: the packed bodies, or the axes when Ranged.
+template <class Real, int Dim, bool Ranged>
+using PullSource = std::conditional_t<Ranged, DeviceBodies<Real, Dim>, const PackedBody<Real>*>;
+
+// Ranged: the bodies i are `targets` and the bodies are read from their axes; otherwise all N,
+// `targets` is unused and the bodies are packed. Two instantiations rather than one: in one
+// process the kernel is then the code before distribution existed, which ptxas schedules 7 %
+// faster in 3D float32 with 4 bodies per thread (H100, measured; the range's offset alone moved
+// the shared loads, docs/performance-cuda.md).
 template <class Real, int Dim, int Unroll, int BodiesPerThread, bool Ranged>
-__global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, Vec<Real, Dim>* __restrict__ pull_out,
+__global__ void tiled_float4_pull(PullSource<Real, Dim, Ranged> bodies, Vec<Real, Dim>* __restrict__ pull_out,
                                   BodyRange targets, SourceBodies sources, DeviceConstants<Real> c) {
     extern __shared__ __align__(32) unsigned char tile_bytes[];
     PackedBody<Real>* tile = reinterpret_cast<PackedBody<Real>*>(tile_bytes);
@@ -109,7 +128,7 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
 #pragma unroll
     for (int b = 0; b < BodiesPerThread; ++b) {
         const int i = first + b * blockDim.x;
-        pi[b] = packed_position<Real, Dim>(i < targets_end ? bodies[i] : PackedBody<Real>{});
+        pi[b] = packed_position<Real, Dim>(i < targets_end ? body_at<Real, Dim>(bodies, i) : PackedBody<Real>{});
         a[b] = Vec<Real, Dim>{};
     }
     // This block's share of the tiles (the same for every thread of the block: no divergent barrier).
@@ -123,7 +142,7 @@ __global__ void tiled_float4_pull(const PackedBody<Real>* __restrict__ bodies, V
          tile_start += blockDim.x) {
         const int v = tile_start + threadIdx.x;
         const int j = Ranged && v >= sources.skipped_first ? v + sources.skipped_count : v;
-        tile[threadIdx.x] = v < sources_end ? bodies[j] : PackedBody<Real>{};  // zero mass pads
+        tile[threadIdx.x] = v < sources_end ? body_at<Real, Dim>(bodies, j) : PackedBody<Real>{};  // zero mass pads
         __syncthreads();
         const auto interact = [&](int k) {
             const PackedBody<Real> body_j = tile[k];

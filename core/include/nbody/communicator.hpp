@@ -125,6 +125,9 @@ public:
     virtual void allgather_in_place(std::span<float* const> axes, const BlockDecomposition& decomposition, void* stream) = 0;
     virtual void allgather_in_place(std::span<double* const> axes, const BlockDecomposition& decomposition, void* stream) = 0;
     virtual void allreduce_sum(std::int32_t* values, std::size_t count, void* stream) = 0;
+    // Whether allgather_in_place only queues work on its stream, so that a CUDA graph can capture it
+    // in a step; false where it is a host call (host-staged).
+    virtual bool allgather_can_be_captured() const { return true; }
 };
 
 // How a GPU model's ranks move device data: NCCL between GPUs (one rank per GPU, the default);

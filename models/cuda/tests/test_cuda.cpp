@@ -171,6 +171,16 @@ TEST(CudaSliceCount, EightWavesInAPowerOfTwoBeyond32OnlyForTwoWaves) {
     EXPECT_EQ(slice_count(0, 0, 132, 0), 1u);
 }
 
+// 4 bodies per thread from 8192 bodies i (8 blocks of 1024), 1 below: a rank of 4 GPUs at N = 16384
+// holds 4096 (docs/scaling.md).
+TEST(CudaBodiesPerThread, FourFromEightBlocksOfBodiesOneBelow) {
+    EXPECT_EQ(cuda::auto_bodies_per_thread(4096), 1);
+    EXPECT_EQ(cuda::auto_bodies_per_thread(8191), 1);
+    EXPECT_EQ(cuda::auto_bodies_per_thread(8192), 4);
+    EXPECT_EQ(cuda::auto_bodies_per_thread(std::size_t{1} << 22), 4);
+    EXPECT_EQ(Registry::resolve_tuning(registered_variant("cuda.sliced"), {}).at("bodies_per_thread"), "auto");
+}
+
 TEST(CudaRegistry, EveryLadderStepIsACudaVariant) {
     for (const auto& id : kLadder) {
         const VariantDescriptor* v = builtin_registry().find(id);
