@@ -78,7 +78,8 @@ TuningParameter dispatch_tuning() {
     return {.name = "dispatch",
             .description = "how a step's kernels start: launch (each from the host), or graphK (K steps recorded "
                            "once as a Kokkos graph, a CUDA graph on the GPU, and replayed with one submission; "
-                           "map=incremental on one rank); auto: graph" +
+                           "map=incremental; over ranks captured from the stream, on CUDA with nccl or peer "
+                           "collectives); auto: graph" +
                            std::to_string(kAutoGraphSteps) + " on the GPU where it can, launch on host spaces",
             .default_value = "auto",
             .allowed_values = {"auto", "launch", "graph1", "graph4", "graph16", "graph64"},

@@ -464,6 +464,14 @@ public:
 
     cudaEvent_t get() const { return event_; }
     void record(cudaStream_t stream) const { check_cuda(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+    // A timing record: while `stream` is captured, an event node that records when the graph runs
+    // (an external record), not a dependency.
+    void mark(cudaStream_t stream) const {
+        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        check_cuda(cudaStreamIsCapturing(stream, &capturing), "cudaStreamIsCapturing");
+        if (capturing != cudaStreamCaptureStatusActive) return record(stream);
+        check_cuda(cudaEventRecordWithFlags(event_, stream, cudaEventRecordExternal), "cudaEventRecordWithFlags");
+    }
     // Seconds from `earlier` to this event, both completed.
     double seconds_since(const CudaEvent& earlier) const {
         float ms = 0.0f;
@@ -929,7 +937,8 @@ public:
 
     // On the CUDA space, for a variant that reports_step_breakdown(): each step between events on
     // the compute stream, the all-gather between events around it (all of it exposed), as the CUDA
-    // model's. The events are recorded during these steps only, so that the timed steps carry none.
+    // model's. The events are recorded during these steps only (graphs of their own), so that the
+    // timed steps carry none.
     // Overlapped, none: the exchange's kernel shares the SMs with the owned block's pull, so the wait
     // at the join is not its cost (docs/scaling.md). Host spaces: none.
     std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final {
@@ -941,13 +950,12 @@ public:
             const cudaStream_t compute = space_.cuda_stream();
             const TimingSteps timing(*this);
             return Simulation::StepBreakdown::mean_of(steps, [&] {
-                gathered_ = false;
                 events.start.record(compute);
                 advance(1);
                 events.end.record(compute);
                 synchronize();
                 return std::pair(events.end.seconds_since(events.start),
-                                 gathered_ ? events.exchange_end.seconds_since(events.exchange_start) : 0.0);
+                                 spans_ranks() ? events.exchange_end.seconds_since(events.exchange_start) : 0.0);
             });
         }
 #endif
@@ -1067,15 +1075,19 @@ private:
 
     // dispatch=graphK: `steps` steps from graphs recorded once, of K steps and of one step before
     // the last, and of the last step. Every graph starts from zero pulls where the variant adds into
-    // them (its steps leave them so), so that no graph depends on what ran before it.
+    // them (its steps leave them so), so that no graph depends on what ran before it; but where
+    // steps pull ahead, from the pulls of its positions, which its first kernel consumes.
     void replay(int steps) {
-        zero_added_pulls();
+        if (!pulls_ahead()) zero_added_pulls();
         const int middle = steps - 1;
         for (int g = 0; g < middle / graph_steps_; ++g) submit(graph_steps_, false);
         for (int s = 0; s < middle % graph_steps_; ++s) submit(1, false);
         submit(1, true);
-        pulls_zero_ = step_zeroes_pulls(true);
+        pulls_zero_ = !pulls_ahead() && step_zeroes_pulls(true);
     }
+
+    // Euler's overlapped steps: each ends with the pull of its new positions, the next step's.
+    bool pulls_ahead() const { return overlapped() && !leapfrog(); }
 
     // The graph of `count` steps (the last of an advance() if `last`) run, and the positions'
     // buffers swapped as its steps swap them.
@@ -1101,7 +1113,8 @@ private:
     // keeps the Views it was recorded with; both at once, so that none is recorded while steps are
     // timed after a warm-up.
     const Kokkos::Experimental::Graph<Space>& graph_of(int count, bool last) {
-        auto& graphs = last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
+        // step_breakdown()'s steps (one each) carry its events: a graph of their own.
+        auto& graphs = timing_steps_ ? timed_step_graph_ : last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
         if (!graphs[positions_swapped_]) {
             for (int buffer = 0; buffer < (fused_ ? 2 : 1); ++buffer) {
                 graphs[positions_swapped_] = record_steps(count, last);
@@ -1117,12 +1130,41 @@ private:
         const bool pulls_were_zero = pulls_zero_;
         const bool swapped = positions_swapped_;
         pulls_zero_ = true;
-        auto graph = dispatch_.record([&] {
+        const auto steps = [&] {
             for (int s = 0; s < count; ++s) step(last && s + 1 == count);
-        });
+        };
+        auto graph = spans_ranks() ? capture(steps) : dispatch_.record(steps);
         pulls_zero_ = pulls_were_zero;
         if (positions_swapped_ != swapped) swap_positions();
         return graph;
+    }
+
+    // Over several ranks (steps_can_be_captured()): what `record` launches on the compute stream,
+    // with the exchange instance's work and the all-gather joined to it by their events, captured
+    // into a graph. Kokkos' own recording has no node for a collective or another stream's work.
+    template <class Record>
+    Kokkos::Experimental::Graph<Space> capture(const Record& record) {
+#ifdef KOKKOS_ENABLE_CUDA
+        if constexpr (kRunsOnGpu<Space>) {
+            auto graph = Kokkos::Experimental::create_graph(space_);
+            const cudaStream_t stream = space_.cuda_stream();
+            // Relaxed: a kernel's first launch may still set its attributes or size Kokkos' scratch.
+            check_cuda(cudaStreamBeginCaptureToGraph(stream, graph.native_graph(), nullptr, nullptr, 0,
+                                                     cudaStreamCaptureModeRelaxed),
+                       "cudaStreamBeginCaptureToGraph");
+            cudaGraph_t captured = nullptr;
+            try {
+                record();
+            } catch (...) {
+                cudaStreamEndCapture(stream, &captured);
+                throw;
+            }
+            check_cuda(cudaStreamEndCapture(stream, &captured), "cudaStreamEndCapture");
+            return graph;
+        }
+#endif
+        (void)record;
+        throw std::logic_error("steps are captured on the CUDA space only");
     }
 
     // The steps per graph of the `dispatch` tuning (0: launched), refused where steps cannot be
@@ -1132,9 +1174,22 @@ private:
     int graph_steps_for(const std::string& dispatch) const {
         const int steps = dispatch == "auto" ? (kRunsOnGpu<Space> ? kAutoGraphSteps : 0) : graph_steps_of(dispatch);
         if (steps == 0) return 0;
-        if (dispatch == "auto") return steps_are_kernels_only() ? steps : 0;
-        require_kernels_only("dispatch=" + dispatch, "records steps", "dispatch=launch");
+        if (dispatch == "auto") return steps_are_kernels_only() || steps_can_be_captured() ? steps : 0;
+        if (spans_ranks() && map_strategy_ == MapStrategy::incremental && !steps_can_be_captured())
+            throw UsageError("tuning dispatch=" + dispatch + " records steps over " +
+                             std::to_string(problem_.distribution.ranks()) +
+                             " ranks on the CUDA space with device collectives nccl or peer only; use dispatch=launch");
+        if (!steps_can_be_captured()) require_kernels_only("dispatch=" + dispatch, "records steps", "dispatch=launch");
         return steps;
+    }
+
+    // Over several ranks: the steps and their all-gathers can be captured from the compute stream
+    // into a graph (capture()): on the CUDA space, with map=incremental (a full recount clears its
+    // counts with deep_copy) and device collectives that queue on the stream (not host-staged).
+    bool steps_can_be_captured() const {
+        const DeviceCommunicator* device = problem_.distribution.device;
+        return kRunsOnGpu<Space> && spans_ranks() && map_strategy_ == MapStrategy::incremental && device != nullptr &&
+               device->allgather_can_be_captured();
     }
 
     // step_end=fused where the variant has the tuning and its steps are kernels only.
@@ -1224,11 +1279,10 @@ private:
             std::vector<Real*> buffers;
             for (const auto& view : views) buffers.push_back(view.data());
             const cudaStream_t stream = space_.cuda_stream();
-            if (timing_steps_) step_events_->exchange_start.record(stream);
+            if (timing_steps_) step_events_->exchange_start.mark(stream);
             distribution.device->allgather_in_place(std::span<Real* const>(buffers), decomposition_,
                                                     static_cast<void*>(stream));
-            if (timing_steps_) step_events_->exchange_end.record(stream);
-            gathered_ = true;
+            if (timing_steps_) step_events_->exchange_end.mark(stream);
 #endif
         } else {
             space_.fence();  // the blocks written before the host collective reads them
@@ -1319,7 +1373,8 @@ private:
     int graph_steps_;  // dispatch=graphK: K; 0: launched or one_kernel_
     bool fused_;       // step_end=fused
     // Per buffer of the positions (positions_swapped_).
-    std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_[2], step_graph_[2], last_step_graph_[2];
+    std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_[2], step_graph_[2], last_step_graph_[2],
+        timed_step_graph_[2];
     Motion<Space, Real, Dim> motion_;
     DeviceAxes<Space, Real, Dim> next_positions_;  // fused_ or one_kernel_: where a step writes the positions
     Moves<Space> next_moved_;                      // step_end=fused: where a step records its moves
@@ -1330,7 +1385,6 @@ private:
     CountScatter<Space> scatter_;
     bool pulls_zero_ = false;  // the last kernel left every pull zero
 
-    bool gathered_ = false;  // the last step ran the all-gather on the device, for step_breakdown()
     bool timing_steps_ = false;  // step_breakdown() is running: the steps record their events
     // Sets timing_steps_ while it lives, however step_breakdown() leaves.
     struct TimingSteps {

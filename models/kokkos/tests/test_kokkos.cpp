@@ -763,8 +763,9 @@ TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
 }
 
 TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
-    // A rank's steps gather positions between kernels, which a recorded graph and a step in one
-    // kernel cannot hold.
+    // A host space's ranks gather positions through the host between kernels, which a graph cannot
+    // hold (CUDA captures its steps with a collective that queues on the stream); no step in one
+    // kernel holds a gather.
     const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
     if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
     auto area = std::make_unique<ForkedArea>();
@@ -772,7 +773,7 @@ TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
     const Problem problem{.n = 64, .d = 4, .constants = {}, .workload = {},
                           .distribution = {.host = &communicator, .device = nullptr}};
     const std::pair<TuningValues, std::string> refused[] = {
-        {{{"dispatch", "graph16"}}, "over 2 ranks use dispatch=launch"},
+        {{{"dispatch", "graph16"}}, "records steps over 2 ranks on the CUDA space with device collectives nccl or peer only"},
         {{{"step_end", "fused"}}, "over 2 ranks use step_end=separate"}};
     for (const auto& [tuning, why] : refused) {
         try {
