@@ -240,10 +240,12 @@ struct BodyMapping {
 
 // body_mapping=auto (GPU): one body per thread below N = 4096, where a team of 32 or 64 threads
 // per small tile gives the most teams (6.05 us per step at N = 1024 against 8.45 with pairs), two
-// from there (the measured best at 4096 and at N >= 65536; docs/performance-kokkos.md).
-// `bodies`: those whose pulls this rank sums.
+// from there, four from 16384, where the tile of 128 or more still gives four per thread teams of
+// 32 threads or more (H100, one GPU: 4 % faster in 2D float32 and 5 % in 3D float64 at N = 262144,
+// within 0.5 % at worst from 16384; two per thread 0.5-11 % faster at 8192;
+// docs/performance-kokkos.md). `bodies`: those whose pulls this rank sums.
 inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
-    if (name == "auto") return body_mapping_of(bodies < 4096 ? "thread" : "pair", bodies);
+    if (name == "auto") return body_mapping_of(bodies < 4096 ? "thread" : bodies < 16384 ? "pair" : "quad", bodies);
     if (name == "pair") return {1, 2};
     if (name == "quad") return {1, 4};
     if (name == "lanes2") return {2, 1};
@@ -377,10 +379,9 @@ private:
 void register_kokkos_team_tiled(Registry& registry) {
     // Host spaces run teams of one thread (Kokkos' host team size is the threads of one core).
     // GPU defaults: tile, bodies per thread and team size from N (auto_tile, body_mapping_of,
-    // auto_team_size): from N = 65536 256 threads, each summing 2 of the team's 512 bodies against
-    // 512-body tiles, the fastest measured at N >= 65536 in float32, and in float64 the count
-    // cuda.sliced measured best (2 > 4 > 1 bodies per thread); smaller tiles and one body per
-    // thread below (docs/performance-kokkos.md).
+    // auto_team_size): from N = 65536 128 threads, each summing 4 of the team's 512 bodies against
+    // 512-body tiles, the fastest measured there in every workload; smaller tiles, two bodies per
+    // thread below 16384 and one below 4096 (docs/performance-kokkos.md).
     // Distributed: the pull kernel sums the rank's owned block only; on CUDA exchange=overlap hides
     // the gather of the positions behind the owned block's pull (docs/scaling.md).
     kokkos::register_for_each_space<kokkos::TeamTiled>(
@@ -395,7 +396,7 @@ void register_kokkos_team_tiled(Registry& registry) {
                                     .min_value = 0,
                                     .max_value = 0};
             if (gpu) {
-                mapping.description += " (auto: thread below N = 4096, else pair)";
+                mapping.description += " (auto: thread below N = 4096, pair below 16384, else quad)";
                 mapping.allowed_values = {"auto", "thread", "pair", "quad", "lanes2", "lanes4"};
             }
             TuningParameter team_size =
