@@ -1175,11 +1175,12 @@ private:
         const int steps = dispatch == "auto" ? (kRunsOnGpu<Space> ? kAutoGraphSteps : 0) : graph_steps_of(dispatch);
         if (steps == 0) return 0;
         if (dispatch == "auto") return steps_are_kernels_only() || steps_can_be_captured() ? steps : 0;
-        if (spans_ranks() && map_strategy_ == MapStrategy::incremental && !steps_can_be_captured())
+        if (steps_can_be_captured()) return steps;
+        if (spans_ranks() && map_strategy_ == MapStrategy::incremental)
             throw UsageError("tuning dispatch=" + dispatch + " records steps over " +
                              std::to_string(problem_.distribution.ranks()) +
                              " ranks on the CUDA space with device collectives nccl or peer only; use dispatch=launch");
-        if (!steps_can_be_captured()) require_kernels_only("dispatch=" + dispatch, "records steps", "dispatch=launch");
+        require_kernels_only("dispatch=" + dispatch, "records steps", "dispatch=launch");
         return steps;
     }
 
