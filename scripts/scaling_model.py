@@ -15,9 +15,10 @@ usage: scripts/scaling_model.py RESULTS.json ... [options]
   --hold-bandwidth-gbs B      fit with B held at this value (how much the predictions depend on it)
   --resident W:BPT=R          resident blocks per SM of the pull kernel of workload W with BPT bodies per
                               thread (Nsight Compute's "Block Limit"), for the grid table; repeatable
-  --slice-rule RULE           slices=auto of the binary that ran: eight-waves (slice_count.hpp, default),
-                              balanced (the rule before it: two waves or up to twice as many, balanced over
-                              the SMs) or two-waves (the rule before that: ceil(2 x SMs x resident / body blocks))
+  --slice-rule RULE           slices=auto of the binary that ran: thirty-two-waves (slice_count.hpp, default),
+                              eight-waves (the rule before it: eight waves, more than 32 only as many as two
+                              waves need), balanced (the rule before that: two waves or up to twice as many,
+                              balanced over the SMs) or two-waves (the first: ceil(2 x SMs x resident / body blocks))
 Residual = model / measured - 1 of the time per step; E = T(1) / (G T(G)).
 """
 from __future__ import annotations
@@ -157,14 +158,16 @@ def print_predictions(group: analysis.ScalingFit, args) -> None:
 
 
 def grid(owned: int, n: int, sources: int, block: int, bodies_per_thread: int, slices_tuning: str, sms: int,
-         resident: int, slice_rule: str = "eight-waves") -> dict:
+         resident: int, slice_rule: str = "thirty-two-waves") -> dict:
     """cuda.sliced's launch (models/cuda/float4.cu): blocks of `block` threads x `bodies_per_thread` bodies i,
-    slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, eight waves of resident blocks in a
-    power of two, more than 32 only as many as two waves need, at most one slice per tile), and how evenly
+    slices of the bodies j (auto: models/cuda/slice_count.hpp's rule, 32 waves of resident blocks in a
+    power of two, at most one slice per tile), and how evenly
     its blocks share the SMs in launch order (x fastest): each block to the SM or the slot with least work."""
     body_blocks = max(1, -(-owned // (block * bodies_per_thread)))
     if slices_tuning != "auto":
         tuned = int(slices_tuning)
+    elif slice_rule == "thirty-two-waves":
+        tuned = power_of_two_slices(32 * max(1, sms) * max(1, resident), body_blocks, -(-n // block))
     elif slice_rule == "eight-waves":
         tuned = eight_wave_slice_count(body_blocks, -(-n // block), sms, resident)
     elif slice_rule == "two-waves":
@@ -190,8 +193,16 @@ def processor_balance(body_blocks: int, slices: int, tiles: int, processors: int
     return sum(works) / processors / max(loads)
 
 
+def power_of_two_slices(wanted_blocks: int, body_blocks: int, tiles: int) -> int:
+    """slices=auto (core's nbody/slice_count.hpp, as models/cuda/slice_count.hpp's slice_count calls it)."""
+    slices = 1
+    while slices * max(1, body_blocks) < wanted_blocks and slices < tiles:
+        slices *= 2
+    return min(slices, max(1, tiles))
+
+
 def eight_wave_slice_count(body_blocks: int, tiles: int, processors: int, resident: int) -> int:
-    """slices=auto (slice_count.hpp's slice_count)."""
+    """slices=auto of the binaries before the 32-wave rule."""
     def covering(wanted: int) -> int:
         slices = 1
         while slices * max(1, body_blocks) < wanted:
@@ -250,7 +261,8 @@ def main(argv=None) -> int:
     parser.add_argument("--inter-node-bandwidth-gbs", type=float, default=50.0)
     parser.add_argument("--hold-bandwidth-gbs", type=float)
     parser.add_argument("--resident", type=parse_resident, action="append", default=[])
-    parser.add_argument("--slice-rule", choices=["eight-waves", "balanced", "two-waves"], default="eight-waves")
+    parser.add_argument("--slice-rule", choices=["thirty-two-waves", "eight-waves", "balanced", "two-waves"],
+                        default="thirty-two-waves")
     args = parser.parse_args(argv)
     try:
         sources, configs = load(args.results)

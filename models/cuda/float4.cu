@@ -82,7 +82,7 @@ public:
     }
 
 private:
-    // Eight waves of resident blocks in a power of two, past 32 only for two (slice_count.hpp).
+    // 32 waves of resident blocks in a power of two, at most one slice per tile (slice_count.hpp).
     unsigned int slices_filling_the_gpu() const {
         int resident = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
@@ -184,9 +184,9 @@ std::vector<TuningParameter> tuned_float4_tunings(const std::string& unroll_defa
              .default_value = bodies_default,
              .allowed_values = {"auto", "1", "2", "4"}},
             {.name = "slices",
-             .description = "split the bodies j over this many blocks per body block (auto: eight waves of resident blocks in a power of two, more than 32 only as two waves need)",
+             .description = "split the bodies j over this many blocks per body block (auto: 32 waves of resident blocks in a power of two, at most one per tile)",
              .default_value = slices_default,
-             .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
+             .allowed_values = {"auto", "1", "2", "4", "8", "16", "32", "64", "128", "256"}},
             map_tuning()};
 }
 

@@ -5,26 +5,19 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "nbody/slice_count.hpp"
+
 namespace nbody::cuda {
 
-// The power of two at least `wanted` / `blocks` (1 for no blocks).
-inline unsigned int power_of_two_covering(unsigned long wanted, unsigned int blocks) {
-    unsigned long slices = 1;
-    while (slices * std::max(1u, blocks) < wanted) slices *= 2;
-    return static_cast<unsigned int>(slices);
-}
-
-// Enough slices for eight waves of resident blocks, so that the last, partial wave is a small part
-// of the pull, but more than 32 (the most measured with long slices) only as many as two waves
-// need (a rank's few body blocks); a power of two, so that a power-of-two count of tiles splits
-// into equal slices; at most one slice per tile of bodies j.
+// Enough slices for 32 waves of resident blocks, so that the blocks are short and the last, partial
+// wave a small part of the pull (4 x H200, one GPU at N = 262144: 26.30 ms per step with these 128
+// slices against 26.61 with the 32 of eight waves in 2D float32, 78.46 against 79.06 with 64 in 3D
+// float64; docs/performance-cuda.md); a power of two, at most one slice per tile of bodies j.
 inline unsigned int slice_count(unsigned int body_blocks, unsigned int tiles, unsigned int processors,
                                 unsigned int resident_per_processor) {
     const unsigned long wave =
         static_cast<unsigned long>(std::max(1u, processors)) * std::max(1u, resident_per_processor);
-    const unsigned int eight_waves = power_of_two_covering(8 * wave, body_blocks);
-    const unsigned int two_waves = power_of_two_covering(2 * wave, body_blocks);
-    return std::max(1u, std::min({eight_waves, std::max(32u, two_waves), tiles}));
+    return power_of_two_slices(32 * wave, body_blocks, tiles);
 }
 
 // bodies_per_thread=auto for `bodies` bodies i (a rank's owned block, all N in one process): 4, the

@@ -154,19 +154,20 @@ void expect_within_thresholds(const HostState& state, const Workload& w, int ste
     }
 }
 
-// The H100's grid (132 SMs) with 2 resident blocks (3D float64, 4 bodies per thread): eight waves
-// are 2112 blocks. The rank of 4 GPUs at N = 131072 (32 body blocks, 512 tiles) took 17 slices by
-// the earlier balanced two waves and ran 8 % slower than with 32 (docs/scaling.md).
-TEST(CudaSliceCount, EightWavesInAPowerOfTwoBeyond32OnlyForTwoWaves) {
+// The H100's and H200's grid (132 SMs) with 2 resident blocks (3D float64, 4 bodies per thread) or
+// 5 (2D float32): 32 waves are 8448 or 21120 blocks. One GPU at N = 262144 in 2D float32 ran 1.2 %
+// faster with the 128 slices these give than with the 32 of eight waves (docs/performance-cuda.md).
+TEST(CudaSliceCount, ThirtyTwoWavesInAPowerOfTwoAtMostOnePerTile) {
     using cuda::slice_count;
-    EXPECT_EQ(slice_count(32, 512, 132, 2), 32u);    // 66 for eight waves, 32 beyond which two waves need no more
-    EXPECT_EQ(slice_count(64, 256, 132, 2), 32u);    // one GPU at 65536: 33 for eight waves
-    EXPECT_EQ(slice_count(256, 1024, 132, 5), 32u);  // 2D float32 at 262144: 21 for eight waves
-    EXPECT_EQ(slice_count(1024, 4096, 132, 5), 8u);  // 2^20: 5.2
-    EXPECT_EQ(slice_count(4096, 16384, 132, 2), 1u);  // more body blocks than eight waves need
-    // A rank of 4 GPUs at N = 16384 (4 body blocks): two waves need 132, so past 32 up to a slice per tile.
-    EXPECT_EQ(slice_count(4, 64, 132, 2), 64u);
-    EXPECT_EQ(slice_count(16, 256, 132, 2), 64u);  // 33 for two waves: 64, not the 256 of eight
+    EXPECT_EQ(slice_count(256, 1024, 132, 5), 128u);  // 2D float32 at 262144: 82.5 for 32 waves
+    EXPECT_EQ(slice_count(256, 1024, 132, 2), 64u);   // 3D float64 at 262144: 33
+    EXPECT_EQ(slice_count(1024, 4096, 132, 5), 32u);  // 2^20: 20.6
+    EXPECT_EQ(slice_count(4096, 16384, 132, 2), 4u);  // 2^22 in 3D float64: 2.1
+    EXPECT_EQ(slice_count(16384, 65536, 132, 2), 1u);  // more body blocks than 32 waves need
+    // Few body blocks (a rank of 4 GPUs): up to one slice per tile of bodies j.
+    EXPECT_EQ(slice_count(64, 256, 132, 2), 256u);  // N = 65536: 132 for 32 waves, 256 tiles
+    EXPECT_EQ(slice_count(16, 64, 132, 5), 64u);    // a rank of 4096 of 16384 bodies
+    EXPECT_EQ(slice_count(64, 1024, 132, 5), 512u);  // a rank of 65536 of 262144 bodies: 330
     EXPECT_EQ(slice_count(1, 1, 132, 2), 1u);
     EXPECT_EQ(slice_count(0, 0, 132, 0), 1u);
 }
