@@ -19,6 +19,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/foldable_masses.hpp"
 #include "nbody/registry.hpp"
+#include "team_shape.hpp"
 
 namespace nbody {
 namespace kokkos {
@@ -244,18 +245,9 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
                               kernel, EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
-// The tunings' auto values, team_tiled's (measured there, docs/performance-kokkos.md): tiles of
-// 32 bodies below N = 2048 up to 512 from 65536; one body per thread below N = 4096, two from
-// there; one thread per group of bodies (at most 256); slices for two teams per thread the space
-// runs at once. `bodies`: those whose pulls are summed.
-inline int auto_tile(int bodies) {
-    if (bodies >= 65536) return 512;
-    if (bodies >= 32768) return 256;
-    if (bodies >= 8192) return 128;
-    if (bodies >= 2048) return 64;
-    return 32;
-}
-
+// The tunings' auto values, team_tiled's (measured there; tile and slices: team_shape.hpp): one
+// body per thread below N = 4096, two from there; one thread per group of bodies (at most 256).
+// `bodies`: those whose pulls are summed.
 inline int bodies_per_thread_of(const std::string& mapping, int bodies) {
     if (mapping == "auto") return bodies < 4096 ? 1 : 2;
     if (mapping == "pair") return 2;
@@ -268,15 +260,6 @@ inline int auto_team_size(int tile, int bodies_per_thread) {
     return tile < 256 ? tile : 256;
 }
 
-template <class Space>
-int auto_slices(const Space& space, int bodies, int team_size, int tile) {
-    const long blocks = (bodies + tile - 1) / tile;
-    if (blocks == 0) return 1;
-    const long wanted_teams = 2L * space.concurrency() / team_size;
-    const long slices = (wanted_teams + blocks - 1) / blocks;
-    return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
-}
-
 template <class Space, class Real, int Dim>
 class FoldedMass final : public KokkosSimulation<Space, Real, Dim> {
 public:
@@ -287,7 +270,8 @@ public:
           bodies_per_thread_(bodies_per_thread_of(tuning.at("body_mapping"), owned_bodies())),
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, bodies_per_thread_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
-          slices_(tuning.at("slices") == "auto" ? auto_slices(this->space(), owned_bodies(), team_size_, tile_)
+          slices_(tuning.at("slices") == "auto" ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(),
+                                                              this->n(), team_size_, tile_)
                                                 : static_cast<int>(tuning_int(tuning, "slices"))),
           folded_{Kokkos::View<FoldedBody<Real, Dim>*, typename Space::memory_space>(
                       Kokkos::view_alloc(Kokkos::WithoutInitializing, "nbody::kokkos::folded_mass::bodies"), this->n()),
@@ -425,10 +409,12 @@ void register_kokkos_folded_mass(Registry& registry) {
                 tile,
                 mapping,
                 {.name = "slices",
-                 .description = "teams per block of bodies, splitting the j tiles between them (auto: two teams "
-                                "per thread the space runs at once)",
+                 .description = gpu ? "teams per block of bodies, splitting the j tiles between them (auto: eight "
+                                      "waves of full teams in a power of two, at most one per tile)"
+                                    : "teams per block of bodies, splitting the j tiles between them (auto: two "
+                                      "teams per thread the space runs at once, at most one per tile)",
                  .default_value = "auto",
-                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
+                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32", "64", "128", "256"}},
                 kokkos::step_end_tuning()};
         },
         // Not measured yet: team_tiled's (its kernel with one multiply fewer per interaction); to be set

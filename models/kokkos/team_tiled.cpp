@@ -19,6 +19,7 @@
 
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
+#include "team_shape.hpp"
 
 namespace nbody {
 namespace kokkos {
@@ -36,17 +37,6 @@ std::size_t team_tiled_scratch_bytes(int tile) {
 #else
 #define NBODY_KOKKOS_UNROLL_TILE
 #endif
-
-// The number of slices that gives the space two teams per thread it can run at once (two waves of
-// full teams on the GPU), at most one slice per tile; `bodies` are those whose pulls are summed.
-template <class Space>
-int auto_slices(const Space& space, int bodies, int team_size, int tile) {
-    const long blocks = (bodies + tile - 1) / tile;
-    if (blocks == 0) return 1;  // a rank with an empty block
-    const long wanted_teams = 2L * space.concurrency() / team_size;
-    const long slices = (wanted_teams + blocks - 1) / blocks;
-    return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
-}
 
 // nvcc unrolls a thread's loop over its bodies completely (host compilers: NBODY_UNROLL_AXES's
 // choice), so that their positions and sums stay in registers.
@@ -253,27 +243,6 @@ inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
     return {1, 1};  // "thread"
 }
 
-// tile=auto: blocks of bodies small enough that small N still spread over many teams (512-body
-// blocks left N = 1024 two blocks; smaller tiles also shorten each thread's chain of dependent
-// interactions: at N = 1024 with graphs 13.6, 10.1 and 6.05 us per step with 128-, 64- and 32-body
-// tiles), 512 from N = 65536 where the larger tile is the faster one (docs/performance-kokkos.md).
-// `bodies`: those whose pulls this rank sums (auto_tile_of_rank).
-inline int auto_tile(int bodies) {
-    if (bodies >= 65536) return 512;
-    if (bodies >= 32768) return 256;
-    if (bodies >= 8192) return 128;
-    if (bodies >= 2048) return 64;
-    return 32;
-}
-
-// tile=auto over several ranks: the tile of N, the bodies j every rank pulls from, where the rank's
-// own bodies are at least 8192, its fewer blocks of bodies i made up by slices (4 x H200, 2D
-// float32: 470.3 against 475.1 us per step at N = 65536 over 4 GPUs, 885.3 against 902.2 over 2,
-// 1762.6 against 1796.9 at N = 131072 over 4); below, the tile of its own bodies, whose small
-// blocks keep the overlapped pull from the owned block spread over many teams (at N = 16384 over
-// 4 GPUs the tile of N ran 103.6 us against 45.6; docs/scaling.md). One process: its bodies are N.
-inline int auto_tile_of_rank(int owned_bodies, int n) { return auto_tile(owned_bodies >= 8192 ? n : owned_bodies); }
-
 // The `exchange` tuning, as cuda.sliced's; UsageError naming the allowed values for any other.
 inline bool overlaps_exchange_of(const std::string& exchange) {
     if (exchange == "overlap") return true;
@@ -299,7 +268,8 @@ public:
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
-                      ? auto_slices(this->space(), owned_bodies(), team_size_, tile_)
+                      ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
+                                    team_size_, tile_)
                       : static_cast<int>(tuning_int(tuning, "slices"))),
           overlaps_exchange_(overlaps_exchange_of(tuning.at("exchange"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
@@ -408,7 +378,8 @@ void register_kokkos_team_tiled(Registry& registry) {
                 team_size.default_value = "auto";
                 team_size.allowed_values.insert(team_size.allowed_values.begin(), "auto");
                 tile.description += " (auto: 32 below N = 2048, 64 below 8192, 128 below 32768, 256 below 65536, else 512; "
-                                    "a rank of fewer than 8192 bodies: by its own count)";
+                                    "a rank of 8192 bodies or more: twice the tile of its own count, at most N's; fewer: "
+                                    "by its own count)";
                 tile.default_value = "auto";
                 tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
             }
@@ -417,10 +388,12 @@ void register_kokkos_team_tiled(Registry& registry) {
                 tile,
                 mapping,
                 {.name = "slices",
-                 .description = "teams per block of bodies, splitting the j tiles between them (auto: two teams "
-                                "per thread the space runs at once)",
+                 .description = gpu ? "teams per block of bodies, splitting the j tiles between them (auto: eight "
+                                      "waves of full teams in a power of two, at most one per tile)"
+                                    : "teams per block of bodies, splitting the j tiles between them (auto: two "
+                                      "teams per thread the space runs at once, at most one per tile)",
                  .default_value = "auto",
-                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32"}},
+                 .allowed_values = {"auto", "1", "2", "4", "8", "16", "32", "64", "128", "256"}},
                 kokkos::step_end_tuning(),
                 {.name = "exchange",
                  .description = gpu ? "over several ranks: overlap (pull from the owned block while the other blocks "

@@ -33,6 +33,7 @@
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
 #include "portable_inv_sqrt.hpp"
+#include "team_shape.hpp"
 #include "test_support.hpp"
 #include "verify/verification.hpp"
 
@@ -100,6 +101,37 @@ std::vector<const VariantDescriptor*> available_kokkos(bool host_only) {
         if (v->availability().available && !(host_only && v->runs_on_gpu) && testing::variant_under_test(*v))
             out.push_back(v);
     return out;
+}
+
+// slices=auto and tile=auto over ranks (team_shape.hpp), on an H100's or H200's CUDA space
+// (132 SMs x 2048 threads) and a host space of 64 threads.
+TEST(KokkosTeamShape, SlicesForEightWavesOnTheGpuTwoTeamsPerThreadOnHosts) {
+    using kokkos::auto_slices;
+    const long gpu_threads = 132L * 2048;
+    // One GPU, teams of 128 threads with 512-body tiles: 16896 teams for eight waves.
+    EXPECT_EQ(auto_slices(true, gpu_threads, 262144, 262144, 128, 512), 64);   // 512 blocks: 33
+    EXPECT_EQ(auto_slices(true, gpu_threads, 65536, 65536, 128, 512), 128);    // 128 blocks: 132, 128 tiles
+    EXPECT_EQ(auto_slices(true, gpu_threads, 1048576, 1048576, 128, 512), 16);  // 2048 blocks: 8.25
+    // A rank of 4 GPUs: its blocks of bodies i, the tiles of all N.
+    EXPECT_EQ(auto_slices(true, gpu_threads, 65536, 262144, 128, 512), 256);
+    EXPECT_EQ(auto_slices(true, gpu_threads, 16384, 65536, 64, 256), 256);  // 64 blocks: 528, 256 tiles
+    EXPECT_EQ(auto_slices(true, gpu_threads, 4096, 16384, 32, 64), 256);    // 64 blocks: 1056, 256 tiles
+    EXPECT_EQ(auto_slices(true, gpu_threads, 0, 16384, 32, 64), 1);         // an empty block
+    // Host: two teams per thread, not a power of two.
+    EXPECT_EQ(auto_slices(false, 64, 65536, 65536, 1, 512), 1);  // 128 blocks for 128 teams
+    EXPECT_EQ(auto_slices(false, 64, 8192, 8192, 1, 512), 8);    // 16 blocks: 8 slices
+    EXPECT_EQ(auto_slices(false, 64, 512, 2048, 1, 512), 4);     // a rank's one block: one per tile of N
+}
+
+TEST(KokkosTeamShape, RankTileTwiceItsOwnAtMostTheTileOfN) {
+    using kokkos::auto_tile_of_rank;
+    EXPECT_EQ(auto_tile_of_rank(65536, 65536), 512);   // one process: the tile of N
+    EXPECT_EQ(auto_tile_of_rank(16384, 16384), 128);
+    EXPECT_EQ(auto_tile_of_rank(16384, 65536), 256);   // 4 GPUs at 2^16: twice 128, under N's 512
+    EXPECT_EQ(auto_tile_of_rank(65536, 262144), 512);  // 4 GPUs at 2^18: N's
+    EXPECT_EQ(auto_tile_of_rank(32768, 65536), 512);   // 2 GPUs at 2^16: twice 256 is N's
+    EXPECT_EQ(auto_tile_of_rank(8192, 16384), 128);    // 2 GPUs at 2^14: N's, under twice 128
+    EXPECT_EQ(auto_tile_of_rank(4096, 16384), 64);     // below 8192 bodies: its own
 }
 
 TEST(Kokkos, RegistersEveryVariantForEverySpaceItHas) {
