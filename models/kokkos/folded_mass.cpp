@@ -412,7 +412,7 @@ void register_kokkos_folded_mass(Registry& registry) {
                  .description = gpu ? "teams per block of bodies, splitting the j tiles between them (auto: eight "
                                       "waves of full teams in a power of two, at most one per tile)"
                                     : "teams per block of bodies, splitting the j tiles between them (auto: two "
-                                      "teams per thread the space runs at once, at most one per tile)",
+                                      "teams per thread the space runs at once, at most one per block)",
                  .default_value = "auto",
                  .allowed_values = {"auto", "1", "2", "4", "8", "16", "32", "64", "128", "256"}},
                 kokkos::step_end_tuning()};

@@ -40,7 +40,9 @@ inline int auto_tile_of_rank(int owned, int n) {
 // at once, over `team_size`), so that the teams are short and the last, partial wave a small part of
 // the pull, in a power of two (as cuda.sliced's rule): teams of one tile were still the faster at
 // N = 65536 on one H200 (2D float32: 1608.0 us per step with these 128 slices against 1669.6 with
-// the two waves of 33 before). Host: two teams per thread. At most one slice per tile of bodies j.
+// the two waves of 33 before); at most one slice per tile of bodies j. Host: two teams per
+// thread, at most one slice per block of bodies i (the rule measured there, where a slice's partial
+// pulls cost atomic additions).
 inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int team_size, int tile) {
     const long blocks = (bodies + tile - 1) / tile;
     const long tiles = (sources + tile - 1) / tile;
@@ -50,7 +52,7 @@ inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int 
         return static_cast<int>(power_of_two_slices(static_cast<unsigned long>(8 * full_teams),
                                                     static_cast<unsigned int>(blocks), static_cast<unsigned int>(tiles)));
     const long slices = (2 * full_teams + blocks - 1) / blocks;
-    return static_cast<int>(slices < 1 ? 1 : (slices > tiles ? tiles : slices));
+    return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
 }
 
 }  // namespace nbody::kokkos

@@ -117,10 +117,11 @@ TEST(KokkosTeamShape, SlicesForEightWavesOnTheGpuTwoTeamsPerThreadOnHosts) {
     EXPECT_EQ(auto_slices(true, gpu_threads, 16384, 65536, 64, 256), 256);  // 64 blocks: 528, 256 tiles
     EXPECT_EQ(auto_slices(true, gpu_threads, 4096, 16384, 32, 64), 256);    // 64 blocks: 1056, 256 tiles
     EXPECT_EQ(auto_slices(true, gpu_threads, 0, 16384, 32, 64), 1);         // an empty block
-    // Host: two teams per thread, not a power of two.
+    // Host: two teams per thread, not a power of two, at most one slice per block of bodies i.
     EXPECT_EQ(auto_slices(false, 64, 65536, 65536, 1, 512), 1);  // 128 blocks for 128 teams
     EXPECT_EQ(auto_slices(false, 64, 8192, 8192, 1, 512), 8);    // 16 blocks: 8 slices
-    EXPECT_EQ(auto_slices(false, 64, 512, 2048, 1, 512), 4);     // a rank's one block: one per tile of N
+    EXPECT_EQ(auto_slices(false, 64, 40960, 40960, 1, 512), 2);  // 80 blocks: 1.6
+    EXPECT_EQ(auto_slices(false, 64, 512, 2048, 1, 512), 1);     // a rank's one block
 }
 
 TEST(KokkosTeamShape, RankTileTwiceItsOwnAtMostTheTileOfN) {
