@@ -224,28 +224,35 @@ def balanced_slice_count(body_blocks: int, tiles: int, processors: int, resident
     return best
 
 
+def bodies_per_thread(tuning: str, owned: int) -> int:
+    """cuda.sliced's bodies_per_thread (auto: models/cuda/slice_count.hpp's auto_bodies_per_thread)."""
+    if tuning == "auto":
+        return 1 if owned < 8192 else 4
+    return int(tuning)
+
+
 def print_grids(configs, sources, residents: dict, slice_rule: str) -> None:
     sms_of = {s.path: (s.context.get("gpu") or {}).get("sm_count") for s in sources}
     rows = []
     for c in analysis.ok(configs):
-        bodies = int(c.tuning.get("bodies_per_thread", 0) or 0)
+        owned = -(-c.n // c.ranks)
+        bodies = bodies_per_thread(str(c.tuning.get("bodies_per_thread", 0) or 0), owned)
         resident = residents.get((c.workload, bodies))
         sms = sms_of.get(c.source)
         if resident is None or not sms or "slices" not in c.tuning:
             continue
-        owned = -(-c.n // c.ranks)
         g = grid(owned, c.n, c.n, int(c.tuning.get("block_size", 256)), bodies, str(c.tuning["slices"]), sms, resident,
                  slice_rule)
-        rows.append((c, owned, g, owned * c.n / c.time))
+        rows.append((c, owned, bodies, g, owned * c.n / c.time))
     if not rows:
         return
     print("pull kernel's grid per rank (every pull from all N bodies j; resident blocks per SM as given)")
     print(f"{'device':<24}{'variant':<15}{'workload':<15}{'BPT':>4}{'N':>9}{'G':>3} {'exchange':<10}{'N/G':>8}{'grid':>10}"
           f"{'blk/SM':>8}{'SM bal':>8}{'slot bal':>9}{'rate/GPU':>11}")
-    for c, owned, g, rate in sorted(rows, key=lambda r: (r[0].base_device, r[0].variant, r[0].workload, r[0].tuning.get(
-            "bodies_per_thread"), r[0].ranks > 1, analysis.exchange_of(r[0]), r[0].n, r[0].ranks)):
+    for c, owned, bodies, g, rate in sorted(rows, key=lambda r: (r[0].base_device, r[0].variant, r[0].workload, r[2],
+                                                                 r[0].ranks > 1, analysis.exchange_of(r[0]), r[0].n, r[0].ranks)):
         print(f"{c.base_device[:23]:<24}{c.variant[:14]:<15}{workload_text(c.workload):<15}"
-              f"{c.tuning['bodies_per_thread']:>4}{c.n:>9}{c.ranks:>3} {analysis.exchange_of(c) if c.ranks > 1 else '-':<10}{owned:>8}"
+              f"{bodies:>4}{c.n:>9}{c.ranks:>3} {analysis.exchange_of(c) if c.ranks > 1 else '-':<10}{owned:>8}"
               f"{g['body_blocks']:>6}x{g['slices']:<3}{g['per_sm']:>8.2f}{g['sm_balance']:>8.3f}{g['slot_balance']:>9.3f}"
               f"{rate:>11.3e}")
 
