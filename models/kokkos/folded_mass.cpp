@@ -245,19 +245,14 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
                               kernel, EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
-// The tunings' auto values, team_tiled's (measured there; tile and slices: team_shape.hpp): one
-// body per thread below N = 4096, two from there; one thread per group of bodies (at most 256).
+// body_mapping=auto: one body per thread below N = 4096, two from there (team_tiled's rule before
+// its four per thread from 16384, not measured here); tile, team size and slices: team_shape.hpp.
 // `bodies`: those whose pulls are summed.
 inline int bodies_per_thread_of(const std::string& mapping, int bodies) {
     if (mapping == "auto") return bodies < 4096 ? 1 : 2;
     if (mapping == "pair") return 2;
     if (mapping == "quad") return 4;
     return 1;  // "thread"
-}
-
-inline int auto_team_size(int tile, int bodies_per_thread) {
-    if (bodies_per_thread > 1) return tile / bodies_per_thread;
-    return tile < 256 ? tile : 256;
 }
 
 template <class Space, class Real, int Dim>
@@ -375,7 +370,7 @@ private:
 
 void register_kokkos_folded_mass(Registry& registry) {
     // team_tiled's tunings without the vector-lane mappings (measured slower there); GPU defaults
-    // from N as team_tiled's (auto_tile, bodies_per_thread_of, auto_team_size): from N = 65536 256
+    // from N (auto_tile, bodies_per_thread_of, auto_team_size): from N = 65536 256
     // threads of 2 bodies each on 512-body tiles. Host spaces run teams of one thread.
     kokkos::register_for_each_space<kokkos::folded::MassRangeChecked>(
         registry, "folded_mass",

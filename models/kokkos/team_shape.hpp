@@ -35,6 +35,14 @@ inline int auto_tile_of_rank(int owned, int n) {
     return twice_own < auto_tile(n) ? twice_own : auto_tile(n);
 }
 
+// team_size=auto: one thread per group of a block's bodies when each thread sums several
+// (`bodies_per_thread` > 1), else one per body, at most 256 (the measured default of the other
+// mappings).
+inline int auto_team_size(int tile, int bodies_per_thread) {
+    if (bodies_per_thread > 1) return tile / bodies_per_thread;
+    return tile < 256 ? tile : 256;
+}
+
 // slices=auto for `bodies` bodies i in blocks of `tile`, pulled by `sources` bodies j (N, also over
 // ranks). GPU: enough teams for eight waves of full teams (`concurrency`, the threads the space runs
 // at once, over `team_size`), so that the teams are short and the last, partial wave a small part of

@@ -250,13 +250,6 @@ inline bool overlaps_exchange_of(const std::string& exchange) {
     throw UsageError("exchange must be allgather or overlap, got '" + exchange + "'");
 }
 
-// team_size=auto: one thread per group of the block's bodies with `pair` and `quad`, else one per
-// body, at most 256 (the measured default of the other mappings).
-inline int auto_team_size(int tile, const BodyMapping& mapping) {
-    if (mapping.bodies_per_thread > 1) return tile / mapping.bodies_per_thread;
-    return tile < 256 ? tile : 256;
-}
-
 template <class Space, class Real, int Dim>
 class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
@@ -265,7 +258,7 @@ public:
           tile_(tuning.at("tile") == "auto" ? auto_tile_of_rank(owned_bodies(), this->n())
                                             : static_cast<int>(tuning_int(tuning, "tile"))),
           mapping_(body_mapping_of(tuning.at("body_mapping"), owned_bodies())),
-          team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_)
+          team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, mapping_.bodies_per_thread)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto"
                       ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
