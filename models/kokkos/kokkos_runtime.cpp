@@ -97,9 +97,8 @@ TuningParameter step_end_tuning() {
     return {.name = "step_end",
             .description = "separate: the pull kernel, then a kernel that advances the bodies and moves their map "
                            "counts; fused: the last team to finish a block of bodies ends their step in the pull "
-                           "kernel (positions double-buffered; map=incremental on one rank; over ranks on the CUDA "
-                           "space with exchange=overlap, in the pull from the other blocks, the map counted beside "
-                           "it); auto: fused on the GPU in 2D where it can, else separate",
+                           "kernel (positions double-buffered, map=incremental on one rank); auto: fused on the GPU "
+                           "in 2D where it can, else separate",
             .default_value = "auto",
             .allowed_values = {"auto", "separate", "fused"},
             .min_value = 0,
@@ -113,12 +112,6 @@ bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu, int dim) {
     if (step_end == "fused") return true;
     if (step_end == "separate") return false;
     throw std::logic_error("step_end=" + step_end + " is not auto, separate or fused");
-}
-
-bool overlaps_exchange_of(const std::string& exchange) {
-    if (exchange == "overlap") return true;
-    if (exchange == "allgather") return false;
-    throw UsageError("exchange must be allgather or overlap, got '" + exchange + "'");
 }
 
 TuningParameter power_of_two_tuning(const std::string& name, const std::string& description, int smallest,

@@ -291,9 +291,6 @@ int graph_steps_of(const std::string& dispatch);
 // Whether a `step_end` tuning value fuses the end of a step into the pull kernel (auto: on the GPU
 // in 2D, where it measured faster at every N; docs/performance-kokkos.md).
 bool fused_step_end_of(const std::string& step_end, bool runs_on_gpu, int dim);
-// Whether an `exchange` tuning value overlaps the gather with the pull (overlap) or gathers first
-// (allgather); UsageError naming both for any other.
-bool overlaps_exchange_of(const std::string& exchange);
 // dispatch=auto's steps per graph on the GPU.
 inline constexpr int kAutoGraphSteps = 16;
 
@@ -787,32 +784,14 @@ struct StepEndInPullKernel {
         return pull;
     }
 
-    // Body i's end of step from its pull: the new position into p_next; returns its cell.
-    KOKKOS_INLINE_FUNCTION int advance_body(int i, const Vec<Real, Dim>& pull) const {
+    // Body i's end of step from its pull: the new position into p_next, its count moved.
+    KOKKOS_INLINE_FUNCTION void end_body(int i, const Vec<Real, Dim>& pull) const {
         Vec<Real, Dim> p = load(s.p, i), v = load(s.v, i);
         const int cell = end_step_of(p, v, pull, d, e);
         store(p_next, i, p);
         store(s.v, i, v);
-        return cell;
+        move_count(m, next_moved, i, cell);
     }
-
-    // Body i's end of step, its count moved.
-    KOKKOS_INLINE_FUNCTION void end_body(int i, const Vec<Real, Dim>& pull) const {
-        move_count(m, next_moved, i, advance_body(i, pull));
-    }
-};
-
-// Over several ranks with the overlapped exchange and step_end fused: the pull from the other
-// blocks that also ends the owned bodies' step, as StepEndInPullKernel ends it on one rank (the
-// last team of a block advances its bodies into p_next). The map is not its work: every rank
-// counts all N from the gathered positions beside this pull, and p_next leaves those alone.
-template <class Space, class Real, int Dim>
-struct StepEndInPartPull : StepEndInPullKernel<Space, Real, Dim> {
-    SourceBodies sources;  // the other blocks' bodies j, added to the owned block's pull
-
-    template <class Member>
-    KOKKOS_INLINE_FUNCTION void rewrite_last_moves(const Member& /*team*/, int /*first*/, int /*count*/) const {}
-    KOKKOS_INLINE_FUNCTION void end_body(int i, const Vec<Real, Dim>& pull) const { this->advance_body(i, pull); }
 };
 
 // StepKernels::one_per_advance: what the variant's one kernel for `steps` steps reads and writes.
@@ -861,12 +840,10 @@ void zero_pulls_of(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> pull,
 // the velocities and pulls of other ranks' bodies are never used. Host spaces gather through the
 // host communicator on the Views' memory, CUDA through the device communicator on the space's
 // stream. A variant whose pull kernel sums every body, not just owned(), gives the same results,
-// only redundantly. On CUDA a variant may overlap the gather with its pull (the `exchange` tuning,
-// compute_pulls_from()): the gather runs on a second instance while the owned bodies are pulled
+// only redundantly. On CUDA a variant may overlap the gather with its pull (overlaps_exchange(),
+// the `exchange` tuning): the gather runs on a second instance while the owned bodies are pulled
 // from the owned block, and the other blocks are pulled once it has arrived; the pull then follows
-// the gather in both integrators (Euler pulls ahead, as cuda.sliced does). There step_end=fused
-// ends the owned bodies' step in the other blocks' pull (StepEndInPartPull), the map of all N
-// counted beside it: one kernel fewer per step, the positions double-buffered as on one rank.
+// the gather in both integrators (Euler pulls ahead, as cuda.sliced does).
 template <class Space, class Real, int Dim>
 class KokkosSimulation : public SimulationOf<Real> {
 public:
@@ -883,16 +860,12 @@ public:
           map_strategy_(map_strategy_of<Space>(tuning, problem.d)),
           one_kernel_(kernels == StepKernels::one_per_advance),
           graph_steps_(one_kernel_ ? 0 : graph_steps_for(tuning.at("dispatch"))),
-          overlapped_(overlapped_for(tuning)),
           fused_(fused_for(tuning)),
-          ends_steps_in_other_blocks_pull_(overlapped_ && step_end_fuses(tuning)),
           motion_{axes("p", decomposition_.gather_capacity()), axes("v", problem.n), axes("pull", problem.n)},
-          next_positions_(axes("p_next", ends_steps_in_other_blocks_pull_ ? decomposition_.gather_capacity()
-                                         : fused_ || one_kernel_          ? problem.n
-                                                                          : 0)),
+          next_positions_(axes("p_next", fused_ || one_kernel_ ? problem.n : 0)),
           next_moved_{DeviceCounts<Space>("next_moved_from", fused_ ? problem.n : 0),
                       DeviceCounts<Space>("next_moved_to", fused_ ? problem.n : 0)},
-          arrivals_("arrivals", fused_ || ends_steps_in_other_blocks_pull_ ? problem.n : 0),
+          arrivals_("arrivals", fused_ ? problem.n : 0),
           m_("m", decomposition_.gather_capacity()),
           map_{DeviceCounts<Space>("counts", cells()), DeviceCounts<Space>("cell", per_body_cells()),
                {DeviceCounts<Space>("moved_from", per_body_cells()), DeviceCounts<Space>("moved_to", per_body_cells())},
@@ -946,15 +919,8 @@ public:
             pulls_zero_ = false;
             return;
         }
-        // The later steps' first halves run in the previous step's last kernel; so does Euler's
-        // integration where the other blocks' pull ends the step.
-        if (leapfrog()) {
-            advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
-        } else if (ends_steps_in_other_blocks_pull_) {
-            const StepEnd<Real> integrate = step_end(true, false, step_zeroes_pulls(false));
-            end_step_owned(dispatch_, motion_, d_, integrate);
-            pulls_zero_ = integrate.zero_pulls;
-        }
+        // The later steps' first halves run in the previous step's last kernel.
+        if (leapfrog()) advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
         if (graph_steps_ > 0) {
             replay(steps);
             return;
@@ -1023,22 +989,14 @@ protected:
     }
     // Whether steps run as compute_pulls_and_end_step().
     bool fuses_step_end() const { return fused_; }
-    // The overlapped exchange (a variant with the `exchange` tuning; exchange=overlap on the CUDA
-    // space over several ranks, elsewhere the plain gather): the variant pulls from part of the
+    // The overlapped exchange (the `exchange` tuning; CUDA space over several ranks only, elsewhere
+    // the plain gather): a variant that offers it returns true here and pulls from part of the
     // bodies j in compute_pulls_from(), called on the owned block's, then on the other blocks'.
-    bool overlapped() const { return overlapped_; }
+    virtual bool overlaps_exchange() const { return false; }
     // compute_pulls() from `sources` only, on the owned() bodies: written over, or added where
     // sources.accumulate (pulls() are zero before the first part where adds_into_pulls()).
     virtual void compute_pulls_from(const SourceBodies& /*sources*/) {
         throw std::logic_error("this Kokkos variant cannot pull from part of the bodies");
-    }
-    // Whether the other blocks' pull ends the step (overlapped, step_end fused), as
-    // compute_pulls_from_and_end_step().
-    bool ends_steps_in_other_blocks_pull() const { return ends_steps_in_other_blocks_pull_; }
-    // compute_pulls_from(end.sources), its last team of each block ending the block's step
-    // (StepEndInPartPull).
-    virtual void compute_pulls_from_and_end_step(const StepEndInPartPull<Space, Real, Dim>& /*end*/) {
-        throw std::logic_error("this Kokkos variant cannot end a step in a pull from part of the bodies");
     }
     // Whether step_breakdown() times this variant's steps (CUDA space).
     virtual bool reports_step_breakdown() const { return false; }
@@ -1083,10 +1041,6 @@ private:
             pulls_zero_ = end.zero_pulls;
             return;
         }
-        if (ends_steps_in_other_blocks_pull_) {
-            step_ended_in_other_blocks_pull(last);
-            return;
-        }
         if (overlapped()) {
             step_overlapped(end);
             return;
@@ -1119,23 +1073,6 @@ private:
         gather_and_pull([&](Dispatch<Space>& beside) { end_step_and_map(beside, step_end(false, false, false)); });
     }
 
-    // Overlapped with step_end fused: the map of the gathered positions beside the other blocks'
-    // pull, which ends the step (leapfrog: the kick, then the next step's first half unless `last`)
-    // or, Euler, runs the next step's integration (none after the last: its pull is the next
-    // advance()'s, whose first integration advance() launches).
-    void step_ended_in_other_blocks_pull(bool last) {
-        const bool zero = step_zeroes_pulls(last);
-        const StepEnd<Real> end = leapfrog() ? step_end(true, !last, zero) : step_end(!last, false, zero);
-        const auto map_beside = [&](Dispatch<Space>& beside) { end_step_and_map(beside, step_end(false, false, false)); };
-        if (!end.advance) {
-            gather_and_pull(map_beside);
-            return;
-        }
-        gather_and_pull(map_beside, end);
-        swap_positions();
-        pulls_zero_ = end.zero_pulls;
-    }
-
     // dispatch=graphK: `steps` steps from graphs recorded once, of K steps and of one step before
     // the last, and of the last step. Every graph starts from zero pulls where the variant adds into
     // them (its steps leave them so), so that no graph depends on what ran before it; but where
@@ -1156,16 +1093,7 @@ private:
     // buffers swapped as its steps swap them.
     void submit(int count, bool last) {
         graph_of(count, last).submit();
-        if (swapping_steps(count, last) % 2 == 1) swap_positions();
-    }
-
-    // Whether steps write the positions into the other buffer (step_end fused).
-    bool swaps_positions() const { return fused_ || ends_steps_in_other_blocks_pull_; }
-    // How many of `count` steps (the last of an advance() if `last`) swap the positions' buffers:
-    // all where they do, but Euler's last over ranks (it integrates nothing).
-    int swapping_steps(int count, bool last) const {
-        if (!swaps_positions()) return 0;
-        return ends_steps_in_other_blocks_pull_ && last && !leapfrog() ? count - 1 : count;
+        if (fused_ && count % 2 == 1) swap_positions();
     }
 
     // The positions a step wrote become the current ones; with step_end=fused also its moves.
@@ -1181,16 +1109,16 @@ private:
     bool step_zeroes_pulls(bool last) const { return adds_into_pulls() && (!leapfrog() || !last); }
 
     // The graph of `count` steps, the last of an advance() if `last`, recorded at first use: one
-    // for each buffer the positions start in (step_end=fused swaps them), as a graph
+    // for each buffer the positions start in (step_end=fused swaps them every step), as a graph
     // keeps the Views it was recorded with; both at once, so that none is recorded while steps are
     // timed after a warm-up.
     const Kokkos::Experimental::Graph<Space>& graph_of(int count, bool last) {
         // step_breakdown()'s steps (one each) carry its events: a graph of their own.
         auto& graphs = timing_steps_ ? timed_step_graph_ : last ? last_step_graph_ : count == 1 ? step_graph_ : steps_graph_;
         if (!graphs[positions_swapped_]) {
-            for (int buffer = 0; buffer < (swaps_positions() ? 2 : 1); ++buffer) {
+            for (int buffer = 0; buffer < (fused_ ? 2 : 1); ++buffer) {
                 graphs[positions_swapped_] = record_steps(count, last);
-                if (swaps_positions()) swap_positions();
+                if (fused_) swap_positions();
             }
         }
         return *graphs[positions_swapped_];
@@ -1265,31 +1193,13 @@ private:
                device->allgather_can_be_captured();
     }
 
-    // Whether the variant's `step_end` tuning resolves to fused.
-    bool step_end_fuses(const TuningValues& tuning) const {
-        const auto step_end = tuning.find("step_end");
-        return step_end != tuning.end() && fused_step_end_of(step_end->second, kRunsOnGpu<Space>, Dim);
-    }
-
-    // step_end=fused in the pull kernel: where the variant has the tuning and its steps are kernels
-    // only. Overlapped, the other blocks' pull ends the steps instead; any other run over ranks is
-    // refused an explicit step_end=fused.
+    // step_end=fused where the variant has the tuning and its steps are kernels only.
     bool fused_for(const TuningValues& tuning) const {
-        if (!step_end_fuses(tuning) || overlapped_) return false;
-        if (tuning.at("step_end") == "auto") return steps_are_kernels_only();
-        if (spans_ranks() && map_strategy_ == MapStrategy::incremental)
-            throw UsageError("tuning step_end=fused ends steps over ranks in the pull from the other blocks, with "
-                             "exchange=overlap on the CUDA space only; over " +
-                             std::to_string(problem_.distribution.ranks()) + " ranks use step_end=separate");
+        const auto step_end = tuning.find("step_end");
+        if (step_end == tuning.end() || !fused_step_end_of(step_end->second, kRunsOnGpu<Space>, Dim)) return false;
+        if (step_end->second == "auto") return steps_are_kernels_only();
         require_kernels_only("step_end=fused", "ends steps in the pull kernel", "step_end=separate");
         return true;
-    }
-
-    // exchange=overlap (a variant with the `exchange` tuning) on the CUDA space over several ranks.
-    bool overlapped_for(const TuningValues& tuning) const {
-        const auto exchange = tuning.find("exchange");
-        if (exchange == tuning.end()) return false;
-        return overlaps_exchange_of(exchange->second) && kRunsOnGpu<Space> && spans_ranks();
     }
 
     // Whether a step is kernels and nothing between them, as recorded graphs and a step ended in
@@ -1392,17 +1302,17 @@ private:
         pulls_zero_ = false;
     }
 
+    // CUDA space over several ranks with exchange=overlap.
+    bool overlapped() const { return kRunsOnGpu<Space> && spans_ranks() && overlaps_exchange(); }
+
     // exchange=overlap: forked from the compute instance after the drift, the exchange instance
     // gathers the positions while the compute one pulls the owned bodies from the owned block (its
     // positions are this rank's own; the gather leaves them alone); joined, the compute instance
     // adds the pull from every other block. The owned pull is queued first: a host-staged gather
     // holds the host until it is done.
     // `beside`, if given, is launched on the exchange instance once the positions have arrived,
-    // beside the pull from the other blocks; the compute instance waits for both. `end`, if given,
-    // ends the owned bodies' step in the pull from the other blocks, their positions into the other
-    // buffer (next_positions_).
-    void gather_and_pull([[maybe_unused]] const std::function<void(Dispatch<Space>&)>& beside = {},
-                         [[maybe_unused]] const std::optional<StepEnd<Real>>& end = std::nullopt) {
+    // beside the pull from the other blocks; the compute instance waits for both.
+    void gather_and_pull([[maybe_unused]] const std::function<void(Dispatch<Space>&)>& beside = {}) {
 #ifdef KOKKOS_ENABLE_CUDA
         if constexpr (kRunsOnGpu<Space>) {
             if (!exchange_) throw std::logic_error("an overlapped exchange before the upload");
@@ -1419,11 +1329,7 @@ private:
                 Dispatch<Space> exchange_dispatch(exchange_->space());
                 beside(exchange_dispatch);
             }
-            if (end)
-                compute_pulls_from_and_end_step(
-                    {{motion_, next_positions_, {}, {}, arrivals_, *end, d_}, other_blocks_sources(owned_range(), n_)});
-            else
-                compute_pulls_from(other_blocks_sources(owned_range(), n_));
+            compute_pulls_from(other_blocks_sources(owned_range(), n_));
             if (beside) exchange_->join_into(space_);
             pulls_zero_ = false;
             return;
@@ -1466,16 +1372,14 @@ private:
     MapStrategy map_strategy_;
     bool one_kernel_;  // StepKernels::one_per_advance
     int graph_steps_;  // dispatch=graphK: K; 0: launched or one_kernel_
-    bool overlapped_;  // exchange=overlap on the CUDA space over several ranks
-    bool fused_;       // step_end=fused in the pull kernel (one rank)
-    bool ends_steps_in_other_blocks_pull_;  // overlapped with step_end fused
+    bool fused_;       // step_end=fused
     // Per buffer of the positions (positions_swapped_).
     std::optional<Kokkos::Experimental::Graph<Space>> steps_graph_[2], step_graph_[2], last_step_graph_[2],
         timed_step_graph_[2];
     Motion<Space, Real, Dim> motion_;
-    DeviceAxes<Space, Real, Dim> next_positions_;  // swaps_positions() or one_kernel_: where a step writes the positions
-    Moves<Space> next_moved_;                      // fused_: where a step records its moves
-    DeviceCounts<Space> arrivals_;                 // step_end fused: StepEndInPullKernel::arrivals
+    DeviceAxes<Space, Real, Dim> next_positions_;  // fused_ or one_kernel_: where a step writes the positions
+    Moves<Space> next_moved_;                      // step_end=fused: where a step records its moves
+    DeviceCounts<Space> arrivals_;                 // step_end=fused: StepEndInPullKernel::arrivals
     bool positions_swapped_ = false;               // motion_.p is the buffer allocated as p_next
     DeviceReals<Space, Real> m_;
     MapState<Space> map_;

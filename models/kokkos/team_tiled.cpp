@@ -13,8 +13,7 @@
 // give every SM (or host thread) teams to run. Over several ranks the blocks cover only the rank's
 // own bodies (KokkosSimulation::owned_range()) and the tiles all N: the variant is distributed. On
 // CUDA the overlapped exchange (`exchange`) pulls from the owned block while the others are
-// gathered, then from the others: the same kernel over part of the bodies j (PullFromPart), and
-// with step_end fused the others' pull ends the step (StepEndInPartPull).
+// gathered, then from the others: the same kernel over part of the bodies j (PullFromPart).
 #include <string>
 #include <type_traits>
 
@@ -50,8 +49,7 @@ std::size_t team_tiled_scratch_bytes(int tile) {
 // bodies against every staged load (register blocking, as cuda.unrolled's i-unroll): one kernel
 // per count, so that the registers of the larger counts do not lower the occupancy of the smaller.
 // Ending (step_end=fused): a StepEndInPullKernel, and the kernel ends the step too; PullFromPart:
-// no step end, and the bodies j are those of its SourceBodies, not all n; StepEndInPartPull: both;
-// NoStepEnd otherwise.
+// no step end, and the bodies j are those of its SourceBodies, not all n; NoStepEnd otherwise.
 // The part is a type of its own rather than a range argument, so that the whole-N kernels stay the
 // code they were: a run-time range made the one-rank step 8.7 % slower at N = 65536 in 2D float32
 // on an H200 (ptxas gave the fused pair kernel 32 registers instead of 40, another schedule).
@@ -63,10 +61,8 @@ struct PullFromPart {
 // "capture" inside an if constexpr.
 template <class Ending>
 inline constexpr bool kPullsFromPart = std::is_same_v<Ending, PullFromPart>;
-template <class Space, class Real, int Dim>
-inline constexpr bool kPullsFromPart<StepEndInPartPull<Space, Real, Dim>> = true;
 template <class Ending>
-inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd> && !std::is_same_v<Ending, PullFromPart>;
+inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd> && !kPullsFromPart<Ending>;
 
 // The kernel's bodies j by the staged index: [first_source, source_end), body source_body(j); all n
 // but for a PullFromPart. Overloads, not if constexpr: nvcc refuses a lambda's first capture of
@@ -76,20 +72,12 @@ inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd> && !std::is
 template <class Ending>
 KOKKOS_INLINE_FUNCTION int first_source(const Ending&) { return 0; }
 KOKKOS_INLINE_FUNCTION int first_source(const PullFromPart& part) { return part.sources.first; }
-template <class Space, class Real, int Dim>
-KOKKOS_INLINE_FUNCTION int first_source(const StepEndInPartPull<Space, Real, Dim>& part) { return part.sources.first; }
 template <class Ending>
 KOKKOS_INLINE_FUNCTION int source_end(const Ending&, int n) { return n; }
 KOKKOS_INLINE_FUNCTION int source_end(const PullFromPart& part, int) { return part.sources.end; }
-template <class Space, class Real, int Dim>
-KOKKOS_INLINE_FUNCTION int source_end(const StepEndInPartPull<Space, Real, Dim>& part, int) { return part.sources.end; }
 template <class Ending>
 KOKKOS_INLINE_FUNCTION int source_body(const Ending&, int j) { return j; }
 KOKKOS_INLINE_FUNCTION int source_body(const PullFromPart& part, int v) { return part.sources.body(v); }
-template <class Space, class Real, int Dim>
-KOKKOS_INLINE_FUNCTION int source_body(const StepEndInPartPull<Space, Real, Dim>& part, int v) {
-    return part.sources.body(v);
-}
 // With one team per body: the body's pull stored, or added for a part that accumulates (no other
 // writer).
 template <class Ending, class View, int Dim, class Value>
@@ -104,26 +92,6 @@ KOKKOS_INLINE_FUNCTION void write_pull(const PullFromPart& part, const Axes<View
     } else {
         store(pull, i, value);
     }
-}
-
-// With one team per block ending the step: the body's whole pull, kept in the pulls as
-// compute_pulls() keeps it. A StepEndInPartPull's part that accumulates adds the pull already there
-// (the owned block's), and leaves zero where the step zeroes the pulls.
-template <class Ending, class View, int Dim, class Real>
-KOKKOS_INLINE_FUNCTION Vec<Real, Dim> single_team_pull(const Ending&, const Axes<View, Dim>& pull, int i,
-                                                        const Vec<Real, Dim>& value) {
-    store(pull, i, value);
-    return value;
-}
-template <class Space, class Real, int Dim, class View>
-KOKKOS_INLINE_FUNCTION Vec<Real, Dim> single_team_pull(const StepEndInPartPull<Space, Real, Dim>& part,
-                                                        const Axes<View, Dim>& pull, int i, Vec<Real, Dim> value) {
-    if (part.sources.accumulate) {
-        NBODY_UNROLL_AXES
-        for (int axis = 0; axis < Dim; ++axis) value[axis] += pull[axis](i);
-    }
-    store(pull, i, part.e.zero_pulls ? Vec<Real, Dim>{} : value);
-    return value;
 }
 
 template <int BodiesPerThread, class Ending, class Space, class Real, int Dim>
@@ -234,8 +202,12 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
             if (place == slices - 1) {
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
                     const int i = block_start + k;
-                    const Vec<Real, Dim> body_pull = slices > 1 ? end_of_step.take_added_pull(i)
-                                                                : single_team_pull(end_of_step, pull, i, Vec<Real, Dim>(partial(k)));
+                    Vec<Real, Dim> body_pull = partial(k);
+                    if (slices > 1) {
+                        body_pull = end_of_step.take_added_pull(i);
+                    } else {
+                        store(pull, i, body_pull);  // kept as compute_pulls() keeps it
+                    }
                     end_of_step.end_body(i, body_pull);
                 });
             }
@@ -246,7 +218,7 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
     else if (blocks > 0)
         dispatch.parallel_for(EndsStep ? "nbody::kokkos::team_tiled_step" : "nbody::kokkos::team_tiled", policy, kernel,
-                              EndsStep && !kPullsFromPart<Ending> ? Touches::bodies_and_map : Touches::bodies);
+                              EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
@@ -271,6 +243,13 @@ inline BodyMapping body_mapping_of(const std::string& name, int bodies) {
     return {1, 1};  // "thread"
 }
 
+// The `exchange` tuning, as cuda.sliced's; UsageError naming the allowed values for any other.
+inline bool overlaps_exchange_of(const std::string& exchange) {
+    if (exchange == "overlap") return true;
+    if (exchange == "allgather") return false;
+    throw UsageError("exchange must be allgather or overlap, got '" + exchange + "'");
+}
+
 template <class Space, class Real, int Dim>
 class TeamTiled final : public KokkosSimulation<Space, Real, Dim> {
 public:
@@ -284,7 +263,8 @@ public:
           slices_(tuning.at("slices") == "auto"
                       ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
                                     team_size_, tile_)
-                      : static_cast<int>(tuning_int(tuning, "slices"))) {
+                      : static_cast<int>(tuning_int(tuning, "slices"))),
+          overlaps_exchange_(overlaps_exchange_of(tuning.at("exchange"))) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         const std::size_t bytes = team_tiled_scratch_bytes<Space, Real, Dim>(tile_);
@@ -302,14 +282,10 @@ public:
             largest = largest_fused < largest ? largest_fused : largest;
         }
         if constexpr (kRunsOnGpu<Space>) {
-            if (this->overlapped()) {  // the overlapped exchange's kernels (only sized)
+            if (overlaps_exchange_ && problem.distribution.spans_ranks()) {  // the overlapped exchange's kernel
                 int largest_part = 0;
-                pull_kernel(PullFromPart{all_sources(this->n())}, &largest_part);
+                pull_kernel(PullFromPart{all_sources(this->n())}, &largest_part);  // only sized
                 largest = largest_part < largest ? largest_part : largest;
-                if (this->ends_steps_in_other_blocks_pull()) {
-                    pull_kernel(StepEndInPartPull<Space, Real, Dim>{{}, all_sources(this->n())}, &largest_part);
-                    largest = largest_part < largest ? largest_part : largest;
-                }
             }
         }
         check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
@@ -319,6 +295,7 @@ private:
     void compute_pulls() override { pull_kernel(NoStepEnd{}); }
     void compute_pulls_and_end_step(const StepEndInPullKernel<Space, Real, Dim>& end) override { pull_kernel(end); }
     bool adds_into_pulls() const override { return slices_ > 1; }  // the slices add their partial pulls
+    bool overlaps_exchange() const override { return overlaps_exchange_; }
     bool reports_step_breakdown() const override { return true; }
     // A part of the bodies j, at most one slice per tile of it: the owned block holds 1/ranks of the
     // tiles the slices were chosen for, and a slice without tiles would only add zeros. CUDA only:
@@ -326,22 +303,11 @@ private:
     void compute_pulls_from(const SourceBodies& sources) override {
         if constexpr (kRunsOnGpu<Space>) {
             if (sources.count() == 0 && sources.accumulate) return;
-            pull_kernel(PullFromPart{sources}, nullptr, part_slices(sources));
+            const int tiles = (sources.count() + tile_ - 1) / tile_;
+            pull_kernel(PullFromPart{sources}, nullptr, tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_);
         } else {
             throw std::logic_error("team_tiled pulls from part of the bodies on the CUDA space only");
         }
-    }
-    // The same, and the last team of each block ends its step (launched when the part is empty too).
-    void compute_pulls_from_and_end_step(const StepEndInPartPull<Space, Real, Dim>& end) override {
-        if constexpr (kRunsOnGpu<Space>) {
-            pull_kernel(end, nullptr, part_slices(end.sources));
-        } else {
-            throw std::logic_error("team_tiled pulls from part of the bodies on the CUDA space only");
-        }
-    }
-    int part_slices(const SourceBodies& sources) const {
-        const int tiles = (sources.count() + tile_ - 1) / tile_;
-        return tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_;
     }
 
     int owned_bodies() const { return this->owned_range().end - this->owned_range().first; }
@@ -368,6 +334,7 @@ private:
     BodyMapping mapping_;
     int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
+    bool overlaps_exchange_;
 };
 
 }  // namespace kokkos

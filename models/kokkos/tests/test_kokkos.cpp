@@ -797,8 +797,8 @@ TEST(Kokkos, TeamTiledOverSeveralRanksHandsBackTheSingleRankState) {
 
 TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
     // A host space's ranks gather positions through the host between kernels, which a graph cannot
-    // hold (CUDA captures its steps with a collective that queues on the stream); a step ends in a
-    // pull kernel over ranks only where the pull from the other blocks follows the gather (CUDA).
+    // hold (CUDA captures its steps with a collective that queues on the stream); no step in one
+    // kernel holds a gather.
     const VariantDescriptor* v = builtin_registry().find("kokkos.team_tiled@serial");
     if (v == nullptr || !v->availability().available) GTEST_SKIP() << "no kokkos.team_tiled@serial here";
     auto area = std::make_unique<ForkedArea>();
@@ -807,9 +807,7 @@ TEST(Kokkos, GraphDispatchAndFusedStepEndAreRefusedOverSeveralRanks) {
                           .distribution = {.host = &communicator, .device = nullptr}};
     const std::pair<TuningValues, std::string> refused[] = {
         {{{"dispatch", "graph16"}}, "records steps over 2 ranks on the CUDA space with device collectives nccl or peer only"},
-        {{{"step_end", "fused"}},
-         "in the pull from the other blocks, with exchange=overlap on the CUDA space only; over 2 ranks use "
-         "step_end=separate"}};
+        {{{"step_end", "fused"}}, "over 2 ranks use step_end=separate"}};
     for (const auto& [tuning, why] : refused) {
         try {
             v->create(problem, Registry::resolve_tuning(*v, tuning));

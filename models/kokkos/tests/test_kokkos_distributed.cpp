@@ -3,11 +3,9 @@
 // host spaces either value gathers the positions before the pull: over forked ranks on Serial (as
 // test_kokkos's distributed test) both hand back the single-rank state bit for bit with the same
 // all-gathers. On the CUDA space, over thread-ranks sharing the GPU through host-staged collectives
-// (as test_cuda_distributed): the overlapped step (owned block first, the others once gathered),
-// its step ended separately or in the other blocks' pull (step_end fused), stays within the
-// verification thresholds of the single run with every workload, uneven blocks and an empty
-// trailing block; with one slice the step ended in the other blocks' pull equals the separate end
-// bit for bit, and the all-gather step equals the single run bit for bit;
+// (as test_cuda_distributed): the overlapped step (owned block first, the others once gathered)
+// stays within the verification thresholds of the single run with every workload, uneven blocks and
+// an empty trailing block; the all-gather step with one slice equals the single run bit for bit;
 // one rank is unchanged by the tuning; the per-step breakdown is reported with the exchange exposed
 // or hidden. Without a GPU the CUDA tests skip, saying why.
 #include <gtest/gtest.h>
@@ -328,9 +326,8 @@ TEST(KokkosDistributed, CudaOverlappedExchangeStaysWithinTheThresholdsOfTheSingl
             const HostState initial = generate_state(w, c.n);
             const Outcome single = run_single(v, w, initial, {});
             const BlockDecomposition decomposition(c.n, c.ranks);
-            for (const TuningValues& tuning : {TuningValues{{"exchange", "overlap"}, {"step_end", "separate"}},
-                                               TuningValues{{"exchange", "overlap"}, {"step_end", "fused"}},
-                                               TuningValues{{"exchange", "allgather"}}}) {
+            for (const char* exchange : {"overlap", "allgather"}) {
+                const TuningValues tuning{{"exchange", exchange}};
                 const std::vector<RankRun> runs = run_on_thread_ranks(v, c.ranks, w, initial, tuning);
                 // docs/verification.md's thresholds (as test_cuda_distributed's): float32 1e-4 / 1e-6, float64 1e-12.
                 const bool fp32 = w.precision == Precision::fp32;
@@ -345,31 +342,6 @@ TEST(KokkosDistributed, CudaOverlappedExchangeStaysWithinTheThresholdsOfTheSingl
                     EXPECT_EQ(got.map, host_map(got.state)) << where;
                 }
             }
-        }
-}
-
-TEST(KokkosDistributed, CudaStepEndedInTheOtherBlocksPullEqualsTheSeparateEndBitForBitWithOneSlice) {
-    // One team per block: the pull the fused end reads is the owned block's plus the other blocks',
-    // added in the order the separate end's pulls add them; Euler integrates the next step in the
-    // other blocks' pull, leapfrog kicks and drifts there, and both count the map beside it.
-    if (const std::string missing = cuda_space_missing(); !missing.empty()) GTEST_SKIP() << missing;
-    const VariantDescriptor& v = testing::registered_variant("kokkos.team_tiled@cuda");
-    struct Case {
-        std::size_t n;
-        int ranks;
-    };
-    for (const Case c : {Case{1001, 2}, Case{4099, 3}, Case{5, 4}})
-        for (const Workload& w : all_workloads()) {
-            const HostState initial = generate_state(w, c.n);
-            const TuningValues separate{{"slices", "1"}, {"exchange", "overlap"}, {"step_end", "separate"}};
-            TuningValues fused = separate;
-            fused["step_end"] = "fused";
-            const std::vector<RankRun> want = run_on_thread_ranks(v, c.ranks, w, initial, separate);
-            const std::vector<RankRun> got = run_on_thread_ranks(v, c.ranks, w, initial, fused);
-            const BlockDecomposition decomposition(c.n, c.ranks);
-            for (int r = 0; r < c.ranks; ++r)
-                expect_identical(got[static_cast<std::size_t>(r)].outcome, want[static_cast<std::size_t>(r)].outcome,
-                                 decomposition.block(r), described(v, w, c.n, c.ranks, fused) + ", rank " + std::to_string(r));
         }
 }
 
