@@ -9,8 +9,10 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "nbody/bodies.hpp"
+#include "nbody/workload.hpp"
 #include "nbody/registry.hpp"
 
 namespace nbody::testing {
@@ -62,18 +64,35 @@ inline const VariantDescriptor& registered_variant(const std::string& id) {
     return *v;
 }
 
-// Whether a test that sweeps the registry checks `v` in this run. NBODY_TEST_VARIANTS (glob patterns,
-// as `--variants` takes them) narrows the sweep to what a stage is for: the ThreadSanitizer stage
-// checks the threaded spaces, where Serial would only repeat the plain build's checks 10x slower.
-inline bool variant_under_test(const VariantDescriptor& v) {
-    const char* patterns = std::getenv("NBODY_TEST_VARIANTS");
+// True when `name` matches a glob of the comma-separated list in the environment variable `list`,
+// or that variable is unset or empty.
+inline bool listed_in_environment(const char* list, const std::string& name) {
+    const char* patterns = std::getenv(list);
     if (patterns == nullptr || *patterns == '\0') return true;
     std::string rest = patterns;
     for (std::size_t comma; !rest.empty(); rest = comma == std::string::npos ? "" : rest.substr(comma + 1)) {
         comma = rest.find(',');
-        if (glob_match(rest.substr(0, comma), v.id)) return true;
+        if (glob_match(rest.substr(0, comma), name)) return true;
     }
     return false;
+}
+
+// Whether a test that sweeps the registry checks `v` in this run. NBODY_TEST_VARIANTS (glob patterns,
+// as `--variants` takes them) narrows the sweep to what a stage is for: the ThreadSanitizer stage
+// checks the threaded spaces, where Serial would only repeat the plain build's checks 10x slower.
+inline bool variant_under_test(const VariantDescriptor& v) { return listed_in_environment("NBODY_TEST_VARIANTS", v.id); }
+
+// Whether a test that steps many times through every workload runs `w`. NBODY_TEST_WORKLOADS (glob
+// patterns of to_string(w), e.g. "2d/fp32/euler,3d/fp64/*") narrows those long sweeps in the
+// sanitizer stages to workloads that still cover both dimensions, precisions and integrators; the
+// plain and Clang builds run them all.
+inline bool workload_under_test(const Workload& w) { return listed_in_environment("NBODY_TEST_WORKLOADS", to_string(w)); }
+
+inline std::vector<Workload> workloads_under_test() {
+    std::vector<Workload> out;
+    for (const Workload& w : all_workloads())
+        if (workload_under_test(w)) out.push_back(w);
+    return out;
 }
 
 }  // namespace nbody::testing

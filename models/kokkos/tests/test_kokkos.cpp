@@ -309,7 +309,7 @@ TEST(Kokkos, EveryTuningValueRunsEveryWorkload) {
     const std::vector<int> steps = {10};
     int checked = 0;
     std::vector<std::string> refused;
-    for (const Workload& workload : all_workloads())
+    for (const Workload& workload : testing::workloads_under_test())
         std::visit(
             [&](const auto& initial) {
                 const auto references = reference_states(initial, workload.integrator, steps);
@@ -469,7 +469,7 @@ TEST(Kokkos, IncrementalMapEqualsAFullRecountBitForBit) {
             if (v->runs_on_gpu) tunings.back()["body_mapping"] = "thread";
         }
         for (const TuningValues& tuning : tunings)
-            for (const Workload& workload : all_workloads())
+            for (const Workload& workload : testing::workloads_under_test())
                 for (const int d : {1, 7, 1024}) {
                     std::size_t reentries = 0;
                     if (workload.precision == Precision::fp64)
@@ -525,7 +525,7 @@ TEST(Kokkos, GraphDispatchRepeatsTheLaunchedSteps) {
     int compared = 0;
     for (const VariantDescriptor* v : variants) {
         if (!dispatches_steps(*v)) continue;
-        for (const Workload& workload : all_workloads())
+        for (const Workload& workload : testing::workloads_under_test())
             std::visit(
                 [&](const auto& initial) {
                     TuningValues launched = {{"dispatch", "launch"}};
@@ -568,7 +568,7 @@ TEST(Kokkos, FusedStepEndRepeatsTheSeparateKernels) {
         if (v->id.rfind("kokkos.team_tiled@", 0) != 0) continue;
         const std::vector<int> chunks = {1, 2, 7, 20};
         constexpr int kMapSize = 16;
-        for (const Workload& workload : all_workloads())
+        for (const Workload& workload : testing::workloads_under_test())
             std::visit(
                 [&](const auto& initial) {
                     for (const char* slices : {"1", "4"}) {
