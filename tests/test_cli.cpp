@@ -428,7 +428,7 @@ nlohmann::json wait_for_entries(const std::string& path, std::size_t entries, st
 void interrupt_then_resume(int signal_number, int expected_status, const char* signal_text) {
     TempDir dir;
     std::string sizes;
-    for (int n = 1200; n <= 2600; n += 100) {
+    for (int n = 600; n <= 2000; n += 100) {
         if (!sizes.empty()) sizes += ", ";
         sizes += std::to_string(n);
     }
