@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "nbody/bodies.hpp"
-#include "nbody/workload.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/workload.hpp"
 
 namespace nbody::testing {
 
@@ -84,8 +84,8 @@ inline bool variant_under_test(const VariantDescriptor& v) { return listed_in_en
 
 // Whether a test that steps many times through every workload runs `w`. NBODY_TEST_WORKLOADS (glob
 // patterns of to_string(w), e.g. "2d/fp32/euler,3d/fp64/*") narrows those long sweeps in the
-// sanitizer stages to workloads that still cover both dimensions, precisions and integrators; the
-// plain and Clang builds run them all.
+// sanitizer and Clang stages to workloads that still cover both dimensions, precisions and
+// integrators; the plain build runs them all.
 inline bool workload_under_test(const Workload& w) { return listed_in_environment("NBODY_TEST_WORKLOADS", to_string(w)); }
 
 inline std::vector<Workload> workloads_under_test() {
