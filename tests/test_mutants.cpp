@@ -2,6 +2,7 @@
 // thresholds, which are pinned here (docs/verification.md justifies each value by a measured
 // error and by the bug it catches). Also the "workload not supported" refusal of `run`, through a
 // test-only variant that declares the canonical workload only.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

@@ -1,5 +1,6 @@
 // Verification against the host reference (every workload), and the host facts behind the CPU
 // efficiency limit.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>

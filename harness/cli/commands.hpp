@@ -3,9 +3,11 @@
 // process exit status in `exit_status` and reports bad input by throwing UsageError. The commands
 // that run simulations run them over the ranks of `ranks` (docs/scaling.md): a single process
 // unless main started them under mpirun.
-#include <CLI/CLI.hpp>
-
 #include "platform/distributed.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace nbody {
 

@@ -1,5 +1,6 @@
 // `nbody-bench list`: every variant of this build, whether it can run here and why not, whether it
 // runs over several ranks, the workloads it runs (SPEC §2), its tunings.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>

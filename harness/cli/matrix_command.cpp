@@ -1,5 +1,6 @@
 // `nbody-bench matrix MATRIX.json --out RESULTS.json [--resume]` and
 // `nbody-bench check-results RESULTS.json`.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 

@@ -1,5 +1,6 @@
 #include "cli/problem_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 

@@ -1,6 +1,5 @@
 #pragma once
 // Command-line options shared by the subcommands that build a problem.
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,6 +7,12 @@
 #include "matrix/estimate.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/variant.hpp"
+
+// CLI11 only where options are added (it costs a few seconds of every file that includes it).
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
 
 namespace nbody {
 

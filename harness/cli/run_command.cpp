@@ -1,5 +1,6 @@
 // `nbody-bench run`: one variant on one problem; prints the timings, writes state and map on request.
 // `nbody-bench compare`: several variants on one problem, timed in alternation in one process.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

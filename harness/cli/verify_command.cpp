@@ -3,6 +3,7 @@
 // counts and every workload each variant runs; prints a table and exits 1 when any check fails.
 // `--input FILE` checks them on the user's own state instead (its N and dimension), with the same
 // thresholds and, above --full-reference-max-n, the same sampled check.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
