@@ -877,56 +877,12 @@ public:
             throw std::logic_error("a whole advance() in one kernel needs map=incremental on one rank");
     }
 
-    void upload(const BodiesT<Real>& initial) final {
-        if (initial.size() != problem_.n || initial.dim != Dim)
-            throw std::logic_error("upload of " + std::to_string(initial.size()) + " bodies in " +
-                                   std::to_string(initial.dim) + "D to a simulation of " + std::to_string(problem_.n) +
-                                   " in " + std::to_string(Dim) + "D");
-        std::vector<DeviceReals<Space, Real>> positions_and_masses;
-        for (int k = 0; k < Dim; ++k) {
-            copy_in(motion_.p[k], initial.position(k));
-            copy_in(motion_.v[k], initial.velocity(k));
-            positions_and_masses.push_back(motion_.p[k]);
-        }
-        copy_in(m_, initial.m);
-        positions_and_masses.push_back(m_);
-        // Every rank holds the same whole state; the gather makes each owner's block the one all use.
-        gather(positions_and_masses);
-#ifdef KOKKOS_ENABLE_CUDA
-        if constexpr (kRunsOnGpu<Space>) {
-            if (overlapped() && !exchange_) exchange_ = std::make_unique<CudaExchangeInstance>(space_);
-        }
-#endif
-        pulls_zero_ = false;
-        // Overlapped, a step begins with the pull of its positions in both integrators.
-        if (needs_initial_pull(integrator()) || overlapped()) pull_kernel();
-        // Every strategy starts from a full count (map=incremental keeps the cells from here on).
-        const StepEnd<Real> map_only = step_end(false, false, false);
-        if (map_strategy_ == MapStrategy::scatter_view)
-            end_step_and_count_scatter(dispatch_, motion_, map_, scatter_, n_, d_, map_only);
-        else
-            end_step_and_count_atomic(dispatch_, motion_, map_, n_, d_, map_only,
-                                      map_strategy_ == MapStrategy::incremental);
-        normalise_map(dispatch_, map_);
-    }
+    // upload, advance, step_breakdown and download are defined after the class, not inline: a
+    // variant's file then leaves them, and everything they call, to kokkos_simulation.cpp (Clang
+    // instantiates the inline members of an extern template for inlining).
+    void upload(const BodiesT<Real>& initial) final;
 
-    void advance(int steps) final {
-        if (steps <= 0) return;
-        if (one_kernel_) {
-            advance_in_one_kernel(
-                {motion_, next_positions_, m_, map_, step_end(true, leapfrog(), false), n_, d_, steps});
-            if (steps % 2 == 1) swap_positions();
-            pulls_zero_ = false;
-            return;
-        }
-        // The later steps' first halves run in the previous step's last kernel.
-        if (leapfrog()) advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
-        if (graph_steps_ > 0) {
-            replay(steps);
-            return;
-        }
-        for (int s = 0; s < steps; ++s) step(s + 1 == steps);
-    }
+    void advance(int steps) final;
 
     void synchronize() final {
         space_.fence();
@@ -941,38 +897,9 @@ public:
     // timed steps carry none.
     // Overlapped, none: the exchange's kernel shares the SMs with the owned block's pull, so the wait
     // at the join is not its cost (docs/scaling.md). Host spaces: none.
-    std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final {
-#ifdef KOKKOS_ENABLE_CUDA
-        if constexpr (kRunsOnGpu<Space>) {
-            if (!reports_step_breakdown() || overlapped()) return std::nullopt;
-            if (!step_events_) step_events_ = std::make_unique<CudaStepEvents>();
-            const CudaStepEvents& events = *step_events_;
-            const cudaStream_t compute = space_.cuda_stream();
-            const TimingSteps timing(*this);
-            return Simulation::StepBreakdown::mean_of(steps, [&] {
-                events.start.record(compute);
-                advance(1);
-                events.end.record(compute);
-                synchronize();
-                return std::pair(events.end.seconds_since(events.start),
-                                 spans_ranks() ? events.exchange_end.seconds_since(events.exchange_start) : 0.0);
-            });
-        }
-#endif
-        (void)steps;
-        return std::nullopt;
-    }
+    std::optional<Simulation::StepBreakdown> step_breakdown(int steps) final;
 
-    void download(BodiesT<Real>& state, std::vector<float>& activity_map) final {
-        state = BodiesT<Real>(problem_.n, Dim);
-        for (int k = 0; k < Dim; ++k) {
-            copy_out(state.position(k), motion_.p[k]);
-            copy_out(state.velocity(k), motion_.v[k]);
-        }
-        copy_out(state.m, m_);
-        activity_map.resize(cells());
-        copy_out(activity_map, map_.map);
-    }
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) final;
 
 protected:
     // Writes the summed pull (without G) on every owned() body into pulls() from positions() and
@@ -1401,9 +1328,97 @@ private:
 #endif
 };
 
+template <class Space, class Real, int Dim>
+void KokkosSimulation<Space, Real, Dim>::upload(const BodiesT<Real>& initial) {
+    if (initial.size() != problem_.n || initial.dim != Dim)
+        throw std::logic_error("upload of " + std::to_string(initial.size()) + " bodies in " +
+                               std::to_string(initial.dim) + "D to a simulation of " + std::to_string(problem_.n) +
+                               " in " + std::to_string(Dim) + "D");
+    std::vector<DeviceReals<Space, Real>> positions_and_masses;
+    for (int k = 0; k < Dim; ++k) {
+        copy_in(motion_.p[k], initial.position(k));
+        copy_in(motion_.v[k], initial.velocity(k));
+        positions_and_masses.push_back(motion_.p[k]);
+    }
+    copy_in(m_, initial.m);
+    positions_and_masses.push_back(m_);
+    // Every rank holds the same whole state; the gather makes each owner's block the one all use.
+    gather(positions_and_masses);
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (kRunsOnGpu<Space>) {
+        if (overlapped() && !exchange_) exchange_ = std::make_unique<CudaExchangeInstance>(space_);
+    }
+#endif
+    pulls_zero_ = false;
+    // Overlapped, a step begins with the pull of its positions in both integrators.
+    if (needs_initial_pull(integrator()) || overlapped()) pull_kernel();
+    // Every strategy starts from a full count (map=incremental keeps the cells from here on).
+    const StepEnd<Real> map_only = step_end(false, false, false);
+    if (map_strategy_ == MapStrategy::scatter_view)
+        end_step_and_count_scatter(dispatch_, motion_, map_, scatter_, n_, d_, map_only);
+    else
+        end_step_and_count_atomic(dispatch_, motion_, map_, n_, d_, map_only,
+                                  map_strategy_ == MapStrategy::incremental);
+    normalise_map(dispatch_, map_);
+}
+
+template <class Space, class Real, int Dim>
+void KokkosSimulation<Space, Real, Dim>::advance(int steps) {
+    if (steps <= 0) return;
+    if (one_kernel_) {
+        advance_in_one_kernel(
+            {motion_, next_positions_, m_, map_, step_end(true, leapfrog(), false), n_, d_, steps});
+        if (steps % 2 == 1) swap_positions();
+        pulls_zero_ = false;
+        return;
+    }
+    // The later steps' first halves run in the previous step's last kernel.
+    if (leapfrog()) advance_before_force_owned(dispatch_, motion_, owned_range(), integrator(), G(), dt());
+    if (graph_steps_ > 0) {
+        replay(steps);
+        return;
+    }
+    for (int s = 0; s < steps; ++s) step(s + 1 == steps);
+}
+
+template <class Space, class Real, int Dim>
+std::optional<Simulation::StepBreakdown> KokkosSimulation<Space, Real, Dim>::step_breakdown(int steps) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (kRunsOnGpu<Space>) {
+        if (!reports_step_breakdown() || overlapped()) return std::nullopt;
+        if (!step_events_) step_events_ = std::make_unique<CudaStepEvents>();
+        const CudaStepEvents& events = *step_events_;
+        const cudaStream_t compute = space_.cuda_stream();
+        const TimingSteps timing(*this);
+        return Simulation::StepBreakdown::mean_of(steps, [&] {
+            events.start.record(compute);
+            advance(1);
+            events.end.record(compute);
+            synchronize();
+            return std::pair(events.end.seconds_since(events.start),
+                             spans_ranks() ? events.exchange_end.seconds_since(events.exchange_start) : 0.0);
+        });
+    }
+#endif
+    (void)steps;
+    return std::nullopt;
+}
+
+template <class Space, class Real, int Dim>
+void KokkosSimulation<Space, Real, Dim>::download(BodiesT<Real>& state, std::vector<float>& activity_map) {
+    state = BodiesT<Real>(problem_.n, Dim);
+    for (int k = 0; k < Dim; ++k) {
+        copy_out(state.position(k), motion_.p[k]);
+        copy_out(state.velocity(k), motion_.v[k]);
+    }
+    copy_out(state.m, m_);
+    activity_map.resize(cells());
+    copy_out(activity_map, map_.map);
+}
+
 // KokkosSimulation's code is the same for every variant: kokkos_simulation.cpp compiles it once per
-// enabled space and workload, and a variant's file only declares those instantiations (each file
-// compiled it again before: 40 % of the Kokkos model's compile time).
+// enabled space and workload, and a variant's file only declares those instantiations (compiled in
+// every variant's file, it is 40 % of the model's compile time).
 #define NBODY_KOKKOS_SIMULATIONS_ON(keyword, Space) \
     keyword class KokkosSimulation<Space, float, 2>;  \
     keyword class KokkosSimulation<Space, float, 3>;  \
