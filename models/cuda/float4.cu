@@ -41,6 +41,21 @@ bool overlaps_exchange_of(const TuningValues& t) {
     throw UsageError("exchange must be allgather or overlap, got '" + it->second + "'");
 }
 
+// The `source_layout` tuning (cuda.sliced): whether one process reads the bodies j from a packed
+// copy (absent or auto: packed, the code before distribution existed) or packs each as it stages
+// it from the position axes, as a rank must (its positions arrive by axis from the gather).
+bool reads_axes_of(const Problem& p, const TuningValues& t) {
+    const auto it = t.find("source_layout");
+    const bool over_ranks = p.distribution.device != nullptr;
+    if (it == t.end() || it->second == "auto") return over_ranks;
+    if (it->second == "axes") return true;
+    if (it->second != "packed") throw UsageError("source_layout must be auto, packed or axes, got '" + it->second + "'");
+    if (over_ranks)
+        throw UsageError("source_layout=packed runs in one process only: over several ranks the bodies j are read "
+                         "from the gathered position axes (source_layout=axes)");
+    return false;
+}
+
 // The `bodies_per_thread` tuning; auto by the owned block (slice_count.hpp).
 long bodies_per_thread_of(const Problem& p, const TuningValues& t) {
     if (t.at("bodies_per_thread") != "auto") return tuning_int(t, "bodies_per_thread");
@@ -76,7 +91,8 @@ public:
           kernel_(kernel_for<Real, Dim>(p, t, kernels)),
           slices_(slices_of(t)),
           overlaps_exchange_(overlaps_exchange_of(t)),
-          packed_(this->distributed() ? 0 : p.n) {
+          reads_axes_(reads_axes_of(p, t)),
+          packed_(reads_axes_ ? 0 : p.n) {
         require_block_fits(pull_kernel(), block_, id);
         if (slices_ == 0) slices_ = slices_filling_the_gpu();
     }
@@ -96,13 +112,13 @@ private:
                           block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
     }
     std::size_t shared_bytes() const { return block_ * sizeof(PackedBody<Real>); }
-    // The owned-range kernel only over several ranks (see tiled_float4_pull).
-    const void* pull_kernel() const { return this->distributed() ? kernel_.ranged_function : kernel_.function; }
+    // The kernel reading the axes over the owned range, or the packed bodies over all N (see tiled_float4_pull).
+    const void* pull_kernel() const { return reads_axes_ ? kernel_.ranged_function : kernel_.function; }
 
     void compute_pull() override {
         if (this->owned().count() == 0) return;  // an empty trailing block: nothing to pull
         const int n = this->constants_.n;
-        if (!this->distributed()) pack(n);
+        if (!reads_axes_) pack(n);
         launch_pull({.first = 0, .end = n, .skipped_first = n, .skipped_count = 0, .accumulate = false});
     }
 
@@ -124,7 +140,7 @@ private:
                      .accumulate = true});
     }
 
-    // One process: the kernel reads the bodies packed (a rank's reads them from the gathered axes).
+    // One process with source_layout=packed: the kernel reads the bodies packed.
     void pack(int n) {
         pack_bodies<Real, Dim><<<blocks_for(static_cast<std::size_t>(n), block_), block_>>>(this->bodies(),
                                                                                             packed_.data(), n);
@@ -144,7 +160,7 @@ private:
         const PackedBody<Real>* packed = packed_.data();
         DeviceBodies<Real, Dim> by_axis = this->bodies();
         DeviceConstants<Real> constants = this->constants_;
-        void* source = this->distributed() ? static_cast<void*>(&by_axis) : static_cast<void*>(&packed);
+        void* source = reads_axes_ ? static_cast<void*>(&by_axis) : static_cast<void*>(&packed);
         void* arguments[] = {source, &pull_out, &targets, &sources, &constants};
         NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices), dim3(block_), arguments,
                                           shared_bytes(), cudaStreamPerThread));
@@ -154,6 +170,7 @@ private:
     TiledFloat4Kernel<Real, Dim> kernel_;
     unsigned int slices_;
     bool overlaps_exchange_;
+    bool reads_axes_;
     DeviceBuffer<PackedBody<Real>> packed_;
 };
 

@@ -21,6 +21,12 @@ VariantDescriptor sliced_variant() {
                                       "gathered on a second stream) or allgather (gather, then pull); one rank: no effect",
                        .default_value = "overlap",
                        .allowed_values = {"overlap", "allgather"}});
+    tunings.push_back({.name = "source_layout",
+                       .description = "how the pull reads the bodies j: packed (a 4-vector copy made each step; one "
+                                      "process only) or axes (each body packed from the position axes as it is "
+                                      "staged; always over several ranks); auto: packed in one process",
+                       .default_value = "auto",
+                       .allowed_values = {"auto", "packed", "axes"}});
     return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread (1 below 8192 bodies), j split over blocks to fill the GPU (atomicAdd partials)",
                            std::move(tunings),
                            [](const Problem& p, const TuningValues& t) {
