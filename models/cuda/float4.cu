@@ -41,15 +41,16 @@ bool overlaps_exchange_of(const TuningValues& t) {
     throw UsageError("exchange must be allgather or overlap, got '" + it->second + "'");
 }
 
-// The `source_layout` tuning (cuda.sliced): whether one process reads the bodies j from a packed
-// copy (absent or auto: packed, the code before distribution existed) or packs each as it stages
-// it from the position axes, as a rank must (its positions arrive by axis from the gather).
+// The `source_layout` tuning (cuda.sliced): whether the pull reads the bodies j from the position
+// axes, packing each as it is staged (as a rank must: its positions arrive by axis from the gather),
+// or, in one process, from a packed copy made each step. Absent (the ladder's other rungs): packed
+// in one process.
 bool reads_axes_of(const Problem& p, const TuningValues& t) {
     const auto it = t.find("source_layout");
     const bool over_ranks = p.distribution.device != nullptr;
-    if (it == t.end() || it->second == "auto") return over_ranks;
+    if (it == t.end()) return over_ranks;
     if (it->second == "axes") return true;
-    if (it->second != "packed") throw UsageError("source_layout must be auto, packed or axes, got '" + it->second + "'");
+    if (it->second != "packed") throw UsageError("source_layout must be axes or packed, got '" + it->second + "'");
     if (over_ranks)
         throw UsageError("source_layout=packed runs in one process only: over several ranks the bodies j are read "
                          "from the gathered position axes (source_layout=axes)");
@@ -65,6 +66,7 @@ long bodies_per_thread_of(const Problem& p, const TuningValues& t) {
 // The tuned kernels' values are checked against the workload before the base class touches the device.
 template <class Real, int Dim>
 const TuningValues& checked(const Problem& p, const TuningValues& t, const std::string& id, TiledFloat4Kernels kernels) {
+    reads_axes_of(p, t);  // a source_layout the problem cannot run is refused here too
     if (kernels == TiledFloat4Kernels::compiler_unrolled) return t;
     using Tunings = TiledFloat4Tunings<Real, Dim>;
     require_offered(id, p.workload, "unroll", tuning_int(t, "unroll"), Tunings::Unrolls::list());
@@ -140,7 +142,7 @@ private:
                      .accumulate = true});
     }
 
-    // One process with source_layout=packed: the kernel reads the bodies packed.
+    // source_layout=packed (one process): the kernel reads the bodies from this copy.
     void pack(int n) {
         pack_bodies<Real, Dim><<<blocks_for(static_cast<std::size_t>(n), block_), block_>>>(this->bodies(),
                                                                                             packed_.data(), n);

@@ -1,9 +1,12 @@
 // cuda.sliced: cuda.fastmath's kernels (fast math, float4 tiles) with the tunings that measured
-// best at large N (4 bodies per thread, unroll 16; 1 body per thread below 8192 bodies i) and the bodies j split over enough blocks to
-// fill the GPU eight times over (slices=auto, slice_count.hpp), so that small N are not left with a
-// fraction of the SMs nor any N with a long last wave.
+// best at large N (4 bodies per thread, unroll 16; 1 body per thread below 8192 bodies i) and the
+// bodies j split over enough blocks for 32 waves of resident blocks (slices=auto, slice_count.hpp),
+// so that small N are not left with a fraction of the SMs nor any N with a long last wave.
 // Slices add their partial pulls with atomicAdd. Kernel in tiled_float4.cuh, compiled in
-// fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64). Distributed (docs/scaling.md):
+// fastmath.cu (float32, --use_fast_math) and unrolled.cu (float64). The bodies j are read from the
+// position axes and packed as they are staged (source_layout=axes), which measured faster than the
+// ladder's packed copy in every workload on one H200 (5 % in 2D float32, 0.2-1.7 % elsewhere;
+// docs/performance-cuda.md). Distributed (docs/scaling.md):
 // each rank pulls and integrates its owned block, slicing the bodies j to fill its GPU; with
 // exchange=overlap (the default) it pulls from its own block while the others' positions arrive.
 #include <utility>
@@ -22,11 +25,11 @@ VariantDescriptor sliced_variant() {
                        .default_value = "overlap",
                        .allowed_values = {"overlap", "allgather"}});
     tunings.push_back({.name = "source_layout",
-                       .description = "how the pull reads the bodies j: packed (a 4-vector copy made each step; one "
-                                      "process only) or axes (each body packed from the position axes as it is "
-                                      "staged; always over several ranks); auto: packed in one process",
-                       .default_value = "auto",
-                       .allowed_values = {"auto", "packed", "axes"}});
+                       .description = "how the pull reads the bodies j: axes (each body packed from the position axes "
+                                      "as it is staged; the only layout over several ranks) or packed (a 4-vector "
+                                      "copy made each step, one process only)",
+                       .default_value = "axes",
+                       .allowed_values = {"axes", "packed"}});
     return cuda_descriptor("cuda.sliced", "cuda.fastmath, 4 bodies/thread (1 below 8192 bodies), j split over blocks to fill the GPU (atomicAdd partials)",
                            std::move(tunings),
                            [](const Problem& p, const TuningValues& t) {

@@ -7,7 +7,8 @@
 // split the bodies j into gridDim.y slices, so that small N still fill the GPU: each slice's
 // block adds its partial pull with atomicAdd (gridDim.y == 1: a plain store). The bodies i are
 // `targets` (a rank's owned block when distributed, all N in one process); the bodies j all N,
-// read from a packed copy in one process and from the gathered axes by a rank.
+// read from a packed copy (the ladder's rungs, one process) or from the position axes (cuda.sliced,
+// every rank).
 //
 // Where each piece is compiled: float4.cu holds the simulation (packing, slicing, launch) and
 // cuda.float4's kernels; unrolled.cu the kernels with the `unroll` and `bodies_per_thread`
@@ -95,9 +96,9 @@ __device__ __forceinline__ Real packed_mass(const PackedBody<Real>& b) {
     else return b.w;
 }
 
-// Body j as a kernel reads it: packed beforehand (one process), or packed as it is read from the
-// axes (a rank, whose positions arrive by axis from the gather: packing them would put a kernel
-// before each part of the overlapped pull, 2.5 us each at N = 2^14).
+// Body j as a kernel reads it: packed beforehand, or packed as it is read from the axes (every
+// rank, whose positions arrive by axis from the gather: packing them would put a kernel before each
+// part of the overlapped pull, 2.5 us each at N = 2^14; and cuda.sliced in one process).
 template <class Real, int Dim>
 __device__ __forceinline__ PackedBody<Real> body_at(const PackedBody<Real>* __restrict__ packed, int j) {
     return packed[j];
@@ -112,10 +113,10 @@ template <class Real, int Dim, bool Ranged>
 using PullSource = std::conditional_t<Ranged, DeviceBodies<Real, Dim>, const PackedBody<Real>*>;
 
 // Ranged: the bodies i are `targets` and the bodies are read from their axes; otherwise all N,
-// `targets` is unused and the bodies are packed. Two instantiations rather than one: in one
-// process the kernel is then the code before distribution existed, which ptxas schedules 7 %
-// faster in 3D float32 with 4 bodies per thread (H100, measured; the range's offset alone moved
-// the shared loads, docs/performance-cuda.md).
+// `targets` is unused and the bodies are packed. Two instantiations rather than one: the packed
+// one is the ladder's kernel as it was before distribution existed (cuda.float4 to cuda.fastmath);
+// ptxas schedules the two differently, and on one H200 the ranged one ran 0.2-5.5 % faster in every
+// workload with 4 bodies per thread (cuda.sliced's source_layout, docs/performance-cuda.md).
 template <class Real, int Dim, int Unroll, int BodiesPerThread, bool Ranged>
 __global__ void tiled_float4_pull(PullSource<Real, Dim, Ranged> bodies, Vec<Real, Dim>* __restrict__ pull_out,
                                   BodyRange targets, SourceBodies sources, DeviceConstants<Real> c) {

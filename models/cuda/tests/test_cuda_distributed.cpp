@@ -168,6 +168,23 @@ TEST(CudaDistributed, SeveralRanksWithoutADeviceCommunicatorIsAUsageErrorBeforeA
                  UsageError);
 }
 
+// A rank's bodies j arrive by axis: the packed copy of one process is refused over a device
+// communicator, before any device call; the axes are cuda.sliced's default.
+TEST(CudaDistributed, APackedSourceLayoutWithADeviceCommunicatorIsAUsageErrorBeforeAnyDeviceCall) {
+    ThreadRanks shared(1);
+    ThreadCommunicator host(shared, 0);
+    SingleDeviceCommunicator device;
+    const VariantDescriptor& sliced = registered_variant("cuda.sliced");
+    EXPECT_EQ(Registry::resolve_tuning(sliced, {}).at("source_layout"), "axes");
+    const Problem problem = problem_of(Workload{}, 100, {&host, &device});
+    try {
+        sliced.create(problem, Registry::resolve_tuning(sliced, {{"source_layout", "packed"}}));
+        ADD_FAILURE() << "source_layout=packed was accepted with a device communicator";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("source_layout=packed"), std::string::npos) << e.what();
+    }
+}
+
 // Every workload over 1, 2 and 3 thread-ranks through `kind`, bit for bit with one slice.
 void expect_thread_ranks_equal_the_single_run_bit_for_bit(DeviceCollectives kind) {
     const TuningValues one_slice{{"slices", "1"}, {"exchange", "allgather"}};
