@@ -91,6 +91,7 @@ public:
         : SoaSimulation<Real, Dim>(p, checked<Real, Dim>(p, t, id, kernels)),
           block_(block_size_of(t)),
           kernel_(kernel_for<Real, Dim>(p, t, kernels)),
+          owned_part_block_(owned_part_block(block_, kernel_.bodies_per_thread)),
           slices_(slices_of(t)),
           overlaps_exchange_(overlaps_exchange_of(t)),
           reads_axes_(reads_axes_of(p, t)),
@@ -109,11 +110,13 @@ private:
                            static_cast<unsigned int>(multiprocessor_count()), static_cast<unsigned int>(resident));
     }
     // Blocks of bodies i: the owned block's (all N in one process).
-    unsigned int body_blocks() const {
+    unsigned int body_blocks(unsigned int block) const {
         return blocks_for(static_cast<std::size_t>(this->owned().count()),
-                          block_ * static_cast<unsigned int>(kernel_.bodies_per_thread));
+                          block * static_cast<unsigned int>(kernel_.bodies_per_thread));
     }
-    std::size_t shared_bytes() const { return block_ * sizeof(PackedBody<Real>); }
+    unsigned int body_blocks() const { return body_blocks(block_); }
+    static std::size_t shared_bytes(unsigned int block) { return block * sizeof(PackedBody<Real>); }
+    std::size_t shared_bytes() const { return shared_bytes(block_); }
     // The kernel reading the axes over the owned range, or the packed bodies over all N (see tiled_float4_pull).
     const void* pull_kernel() const { return reads_axes_ ? kernel_.ranged_function : kernel_.function; }
 
@@ -126,12 +129,13 @@ private:
 
     bool overlaps_exchange() const override { return overlaps_exchange_; }
     // The owned bodies' positions are this rank's own: pulled before the others arrive, added to
-    // the pull the step left zero (no memset before the sliced partials).
+    // the pull the step left zero (no memset before the sliced partials), in blocks of
+    // owned_part_block() threads.
     void compute_pull_from_owned_block() override {
         const BodyRange own = this->owned();
         if (own.count() == 0) return;
         launch_pull({.first = own.first, .end = own.end, .skipped_first = this->constants_.n, .skipped_count = 0,
-                     .accumulate = true});
+                     .accumulate = true}, owned_part_block_);
     }
     void compute_pull_from_other_blocks() override {
         const BodyRange own = this->owned();
@@ -151,10 +155,11 @@ private:
 
     // The owned bodies' pull from `sources`, in slices of at most the tuned count (no more than the
     // sources have tiles); the first part of a pull (not accumulating) zeroes it for sliced partials.
-    void launch_pull(SourceBodies sources) {
+    void launch_pull(SourceBodies sources) { launch_pull(sources, block_); }
+    void launch_pull(SourceBodies sources, unsigned int block) {
         BodyRange targets = this->owned();
         const unsigned int slices =
-            std::max(1u, std::min(slices_, blocks_for(static_cast<std::size_t>(sources.count()), block_)));
+            std::max(1u, std::min(slices_, blocks_for(static_cast<std::size_t>(sources.count()), block)));
         Vec<Real, Dim>* pull_out = this->pull();
         if (slices > 1 && !sources.accumulate)
             NBODY_CUDA_CHECK(cudaMemsetAsync(pull_out + targets.first, 0, targets.count() * sizeof(Vec<Real, Dim>),
@@ -164,12 +169,13 @@ private:
         DeviceConstants<Real> constants = this->constants_;
         void* source = reads_axes_ ? static_cast<void*>(&by_axis) : static_cast<void*>(&packed);
         void* arguments[] = {source, &pull_out, &targets, &sources, &constants};
-        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(), slices), dim3(block_), arguments,
-                                          shared_bytes(), cudaStreamPerThread));
+        NBODY_CUDA_CHECK(cudaLaunchKernel(pull_kernel(), dim3(body_blocks(block), slices), dim3(block), arguments,
+                                          shared_bytes(block), cudaStreamPerThread));
     }
 
     unsigned int block_;
     TiledFloat4Kernel<Real, Dim> kernel_;
+    unsigned int owned_part_block_;  // the overlapped exchange's pull from the owned block
     unsigned int slices_;
     bool overlaps_exchange_;
     bool reads_axes_;

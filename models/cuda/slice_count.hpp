@@ -27,4 +27,15 @@ inline unsigned int slice_count(unsigned int body_blocks, unsigned int tiles, un
 // at N = 4096: 21.8 against 29.0 and 38.5 against 61.8; docs/scaling.md).
 inline int auto_bodies_per_thread(std::size_t bodies) { return bodies < 8192 ? 1 : 4; }
 
+// The block size (and tile of bodies j) of the overlapped exchange's pull from a rank's owned block.
+// With one body per thread (a rank below 8192 bodies) that pull's (owned / block)^2 blocks of the
+// tuned size are a fraction of a wave (256 on 132 SMs for 4096 bodies and 256 threads), and it
+// outlasts the gather beside it; 64-thread blocks give it 16 times as many (4 x H200, N = 16384
+// over 4 GPUs: 41.97 against 43.52 us per step in 2D float32, 107.2 against 111.4 in 3D float64).
+// With more bodies per thread, the tuned block (over 2 GPUs at 16384, 4 per thread, 128-thread
+// blocks ran 74.6 against 65.8 us; docs/scaling.md).
+inline unsigned int owned_part_block(unsigned int block, int bodies_per_thread) {
+    return bodies_per_thread == 1 ? std::min(block, 64u) : block;
+}
+
 }  // namespace nbody::cuda

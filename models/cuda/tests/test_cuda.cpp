@@ -182,6 +182,16 @@ TEST(CudaBodiesPerThread, FourFromEightBlocksOfBodiesOneBelow) {
     EXPECT_EQ(Registry::resolve_tuning(registered_variant("cuda.sliced"), {}).at("bodies_per_thread"), "auto");
 }
 
+// The owned block's pull over ranks: 64-thread blocks with one body per thread, the tuned block
+// with more (docs/scaling.md).
+TEST(CudaOwnedPartBlock, SixtyFourThreadsWithOneBodyPerThreadElseTheTunedBlock) {
+    EXPECT_EQ(cuda::owned_part_block(256, 1), 64u);
+    EXPECT_EQ(cuda::owned_part_block(1024, 1), 64u);
+    EXPECT_EQ(cuda::owned_part_block(32, 1), 32u);
+    EXPECT_EQ(cuda::owned_part_block(256, 2), 256u);
+    EXPECT_EQ(cuda::owned_part_block(256, 4), 256u);
+}
+
 TEST(CudaRegistry, EveryLadderStepIsACudaVariant) {
     for (const auto& id : kLadder) {
         const VariantDescriptor* v = builtin_registry().find(id);
