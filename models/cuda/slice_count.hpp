@@ -31,9 +31,10 @@ inline int auto_bodies_per_thread(std::size_t bodies) { return bodies < 8192 ? 1
 // With one body per thread (a rank below 8192 bodies) that pull's (owned / block)^2 blocks of the
 // tuned size are a fraction of a wave (256 on 132 SMs for 4096 bodies and 256 threads), and it
 // outlasts the gather beside it; 64-thread blocks give it 16 times as many (4 x H200, N = 16384
-// over 4 GPUs: 41.97 against 43.52 us per step in 2D float32, 107.2 against 111.4 in 3D float64).
-// With more bodies per thread, the tuned block (over 2 GPUs at 16384, 4 per thread, 128-thread
-// blocks ran 74.6 against 65.8 us; docs/scaling.md).
+// over 4 GPUs: 41.97 us per step against 43.52 with 256 in 2D float32; 3D float64 111.4 with 256,
+// 107.2 with 128, 100.6 with 64 in another call). With more bodies per thread, the tuned block
+// (over 2 GPUs at 16384, 4 per thread, 128-thread blocks ran 74.6 against 65.8 us;
+// results/h200x4-sliced-axes.txt, docs/scaling.md).
 inline unsigned int owned_part_block(unsigned int block, int bodies_per_thread) {
     return bodies_per_thread == 1 ? std::min(block, 64u) : block;
 }
