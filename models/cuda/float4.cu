@@ -91,7 +91,6 @@ public:
         : SoaSimulation<Real, Dim>(p, checked<Real, Dim>(p, t, id, kernels)),
           block_(block_size_of(t)),
           kernel_(kernel_for<Real, Dim>(p, t, kernels)),
-          owned_part_block_(owned_part_block(block_, kernel_.bodies_per_thread)),
           slices_(slices_of(t)),
           overlaps_exchange_(overlaps_exchange_of(t)),
           reads_axes_(reads_axes_of(p, t)),
@@ -130,12 +129,13 @@ private:
     bool overlaps_exchange() const override { return overlaps_exchange_; }
     // The owned bodies' positions are this rank's own: pulled before the others arrive, added to
     // the pull the step left zero (no memset before the sliced partials), in blocks of
-    // owned_part_block() threads.
+    // owned_part_block() threads (slice_count.hpp).
     void compute_pull_from_owned_block() override {
         const BodyRange own = this->owned();
         if (own.count() == 0) return;
         launch_pull({.first = own.first, .end = own.end, .skipped_first = this->constants_.n, .skipped_count = 0,
-                     .accumulate = true}, owned_part_block_);
+                     .accumulate = true},
+                    owned_part_block(block_, kernel_.bodies_per_thread));
     }
     void compute_pull_from_other_blocks() override {
         const BodyRange own = this->owned();
@@ -175,7 +175,6 @@ private:
 
     unsigned int block_;
     TiledFloat4Kernel<Real, Dim> kernel_;
-    unsigned int owned_part_block_;  // the overlapped exchange's pull from the owned block
     unsigned int slices_;
     bool overlaps_exchange_;
     bool reads_axes_;
