@@ -131,7 +131,8 @@ typename CudaSimulation<Real>::Event CudaSimulation<Real>::timing_event() {
 // While capturing, an external record: an event node that records when the graph runs, not a
 // dependency; outside a capture (the upload's gather, host-staged steps) the flag is refused.
 template <class Real>
-void CudaSimulation<Real>::mark(const Event& event, cudaStream_t stream) {
+void CudaSimulation<Real>::mark(const Event& event, cudaStream_t stream) const {
+    if (!timing_steps_) return;
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     NBODY_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
     if (capturing == cudaStreamCaptureStatusActive)
@@ -166,7 +167,10 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     exchange_ = step_exchange;
     reset_map(map_, cells_, initial, problem_.d);
     uploaded_ = true;
-    if (!step_graph_ && (!distributed() || devices_->allgather_can_be_captured())) capture_step();
+    if (!step_graph_ && (!distributed() || devices_->allgather_can_be_captured())) {
+        step_graph_ = capture_steps(1, true);
+        steps_graph_ = capture_steps(kStepsPerGraph, false);
+    }
 }
 
 template <class Real>
@@ -202,22 +206,26 @@ void CudaSimulation<Real>::allgather_overlapped(std::span<Real* const> axes, con
 }
 
 template <class Real>
-void CudaSimulation<Real>::launch_step() {
+void CudaSimulation<Real>::launch_step(bool timed) {
+    timing_steps_ = timed;
     mark(events_.start, cudaStreamPerThread);
     step_bodies(cells_.data());
     if (exchange_ != StepExchange::overlapped) build_map(map_, cells_.data(), cudaStreamPerThread);
     mark(events_.end, cudaStreamPerThread);
+    timing_steps_ = true;
 }
 
 template <class Real>
-void CudaSimulation<Real>::capture_step() {
+typename CudaSimulation<Real>::GraphExec CudaSimulation<Real>::capture_steps(int count, bool timed) {
     // nbody_cuda compiles with the per-thread default stream, so the variants' launches on the
-    // default stream are captured.
+    // default stream are captured. Every step launches the same kernels on the same buffers, so
+    // `count` of them in one graph replay as `count` replays of one.
     NBODY_CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     try {
-        launch_step();
+        for (int s = 0; s < count; ++s) launch_step(timed);
     } catch (...) {
+        timing_steps_ = true;
         if (cudaStreamEndCapture(cudaStreamPerThread, &graph) == cudaSuccess && graph != nullptr)
             cudaGraphDestroy(graph);
         throw;
@@ -229,17 +237,20 @@ void CudaSimulation<Real>::capture_step() {
     const cudaError_t instantiated = cudaGraphInstantiate(&executable, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
     NBODY_CUDA_CHECK(instantiated);
-    step_graph_.reset(executable);
+    return GraphExec(executable);
 }
 
 template <class Real>
 void CudaSimulation<Real>::advance(int steps) {
     if (!uploaded_) throw std::logic_error("advance before the first upload");
     if (!step_graph_) {
-        for (int s = 0; s < steps; ++s) launch_step();
+        for (int s = 0; s < steps; ++s) launch_step(true);
         return;
     }
-    for (int s = 0; s < steps; ++s) NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
+    for (int g = 0; g < steps / kStepsPerGraph; ++g)
+        NBODY_CUDA_CHECK(cudaGraphLaunch(steps_graph_.get(), cudaStreamPerThread));
+    for (int s = 0; s < steps % kStepsPerGraph; ++s)
+        NBODY_CUDA_CHECK(cudaGraphLaunch(step_graph_.get(), cudaStreamPerThread));
 }
 
 template <class Real>

@@ -22,6 +22,10 @@
 
 namespace nbody::cuda {
 
+// The steps a CUDA variant's replayed graph holds (Kokkos's dispatch=auto records as many): the
+// GPU runs them back to back, where a graph per step waits for each graph's launch.
+inline constexpr int kStepsPerGraph = 16;
+
 // The bodies [first, end) a kernel integrates or pulls: the owned block, all N in one process.
 struct BodyRange {
     int first = 0;
@@ -85,12 +89,14 @@ private:
     struct GraphExecDestroy {
         void operator()(cudaGraphExec_t graph) const { cudaGraphExecDestroy(graph); }
     };
-    // One step (step_bodies and the map) captured as a CUDA graph at the first upload and replayed
-    // by advance: a graph node costs less than a launch from the host (docs/performance-cuda.md).
-    // NCCL collectives are captured too; host-staged ones are host calls, so those steps are
-    // launched directly every time.
-    void capture_step();
-    void launch_step();
+    using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy>;
+    // The steps (step_bodies and the map) captured as CUDA graphs at the first upload and replayed
+    // by advance: a graph node costs less than a launch from the host, and the steps of one graph
+    // follow each other without a graph launch between them (docs/performance-cuda.md). NCCL
+    // collectives are captured too; host-staged ones are host calls, so those steps are launched
+    // directly every time. `timed`: the step records its timing events (step_breakdown's steps).
+    GraphExec capture_steps(int count, bool timed);
+    void launch_step(bool timed);
 
     struct EventDestroy {
         void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
@@ -105,7 +111,8 @@ private:
         Event start, end, exchange_start, exchange_end;
     };
     static Event timing_event();
-    static void mark(const Event& event, cudaStream_t stream);
+    // Records a timing event, unless the steps being launched or captured are untimed.
+    void mark(const Event& event, cudaStream_t stream) const;
 
     DeviceCommunicator* const devices_;
     const BlockDecomposition decomposition_;
@@ -115,6 +122,7 @@ private:
     ActivityMap map_;
     DeviceBuffer<int> cells_;
     StepEvents events_;
+    bool timing_steps_ = true;  // whether the steps launched now record events_
     // Which exchange the steps run (set when a step is launched or captured), for the breakdown.
     enum class StepExchange { none, allgather, overlapped };
     StepExchange exchange_ = StepExchange::none;
@@ -123,7 +131,9 @@ private:
     // distributed only.
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;
     Event fork_, join_, map_built_;
-    std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy> step_graph_;
+    // One timed step (step_breakdown's, and the steps past a multiple of kStepsPerGraph), and
+    // kStepsPerGraph untimed steps: advance(k) replays the second k / kStepsPerGraph times.
+    GraphExec step_graph_, steps_graph_;
 };
 
 // What a pull kernel reads: positions by axis and masses.

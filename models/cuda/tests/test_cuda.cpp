@@ -525,6 +525,26 @@ TEST(CudaDeterminism, VariantsWithoutAtomicsRepeatBitForBit) {
     }
 }
 
+// advance(k) replays graphs of several steps, and one-step graphs for the rest; k one-step calls
+// replay the one-step graph k times. Both are the same kernels on the same buffers.
+TEST(CudaGraphs, ManyStepsInOneCallEqualOneStepAtATimeBitForBit) {
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
+    const Workload three_d_fp64_leapfrog{.dim = 3, .precision = Precision::fp64, .integrator = Integrator::leapfrog};
+    constexpr int kSteps = 35;  // two graphs of 16 steps and three of one
+    for (const Workload& w : {kCanonical, three_d_fp64_leapfrog}) {
+        for (const char* id : {"cuda.tiled", "cuda.fastmath"}) {
+            const Outcome together = simulate(id, {}, 777, 8, kSteps, w);
+            auto sim = create(id, {}, 777, 8, w);
+            sim->upload(generate_state(w, 777));
+            for (int s = 0; s < kSteps; ++s) sim->advance(1);
+            Outcome one_by_one{empty_state(w, 777), {}};
+            sim->download(one_by_one.state, one_by_one.map);
+            EXPECT_TRUE(identical(together.state, one_by_one.state)) << id << " " << to_string(w);
+            EXPECT_EQ(together.map, one_by_one.map) << id << " " << to_string(w);
+        }
+    }
+}
+
 TEST(CudaTiling, TileRemaindersMatchTheUntiledKernel) {
     if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     // N = 1025: the last tile holds one real body. Tiled (zero-mass padding) and untiled sum the
