@@ -168,7 +168,8 @@ void CudaSimulation<Real>::upload(const BodiesT<Real>& initial) {
     reset_map(map_, cells_, initial, problem_.d);
     uploaded_ = true;
     if (!step_graph_ && (!distributed() || devices_->allgather_can_be_captured())) {
-        step_graph_ = capture_steps(1, true);
+        timed_step_graph_ = capture_steps(1, true);
+        step_graph_ = capture_steps(1, false);
         steps_graph_ = capture_steps(kStepsPerGraph, false);
     }
 }
@@ -254,6 +255,14 @@ void CudaSimulation<Real>::advance(int steps) {
 }
 
 template <class Real>
+void CudaSimulation<Real>::launch_timed_step() {
+    if (timed_step_graph_)
+        NBODY_CUDA_CHECK(cudaGraphLaunch(timed_step_graph_.get(), cudaStreamPerThread));
+    else
+        launch_step(true);
+}
+
+template <class Real>
 std::optional<Simulation::StepBreakdown> CudaSimulation<Real>::step_breakdown(int steps) {
     if (!uploaded_) throw std::logic_error("step_breakdown before the first upload");
     // Overlapped, the exchange's kernel shares the SMs with the owned block's pull: the wait at the
@@ -265,7 +274,7 @@ std::optional<Simulation::StepBreakdown> CudaSimulation<Real>::step_breakdown(in
         return 1e-3 * ms;
     };
     return Simulation::StepBreakdown::mean_of(steps, [&] {
-        advance(1);
+        launch_timed_step();
         synchronize();
         return std::pair(elapsed(events_.start, events_.end),
                          exchange_ == StepExchange::allgather ? elapsed(events_.exchange_start, events_.exchange_end) : 0.0);

@@ -97,6 +97,8 @@ private:
     // directly every time. `timed`: the step records its timing events (step_breakdown's steps).
     GraphExec capture_steps(int count, bool timed);
     void launch_step(bool timed);
+    // One step that records its timing events: the timed graph's replay, or its launches.
+    void launch_timed_step();
 
     struct EventDestroy {
         void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
@@ -131,9 +133,10 @@ private:
     // distributed only.
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy> exchange_stream_;
     Event fork_, join_, map_built_;
-    // One timed step (step_breakdown's, and the steps past a multiple of kStepsPerGraph), and
-    // kStepsPerGraph untimed steps: advance(k) replays the second k / kStepsPerGraph times.
-    GraphExec step_graph_, steps_graph_;
+    // advance(k) replays kStepsPerGraph untimed steps k / kStepsPerGraph times, then one untimed
+    // step for the rest; step_breakdown replays the timed step (its event nodes cost time a step
+    // does not spend otherwise, docs/scaling.md).
+    GraphExec steps_graph_, step_graph_, timed_step_graph_;
 };
 
 // What a pull kernel reads: positions by axis and masses.

@@ -545,6 +545,24 @@ TEST(CudaGraphs, ManyStepsInOneCallEqualOneStepAtATimeBitForBit) {
     }
 }
 
+// step_breakdown runs steps of the simulation from a graph of its own (the one with timing
+// events): the state after it is that of as many more steps, and each step is timed.
+TEST(CudaGraphs, TheBreakdownsTimedStepsAreStepsOfTheSimulation) {
+    if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
+    const Outcome plain = simulate("cuda.tiled", {}, 777, 8, 8);
+    auto sim = create("cuda.tiled", {}, 777, 8);
+    sim->upload(generate_state(kCanonical, 777));
+    sim->advance(5);
+    const std::optional<Simulation::StepBreakdown> breakdown = sim->step_breakdown(3);
+    ASSERT_TRUE(breakdown.has_value());
+    EXPECT_EQ(breakdown->steps, 3);
+    EXPECT_GT(breakdown->step_s, 0.0);
+    Outcome timed{empty_state(kCanonical, 777), {}};
+    sim->download(timed.state, timed.map);
+    EXPECT_TRUE(identical(plain.state, timed.state));
+    EXPECT_EQ(plain.map, timed.map);
+}
+
 TEST(CudaTiling, TileRemaindersMatchTheUntiledKernel) {
     if (!gpu_present()) GTEST_SKIP() << registered_variant("cuda.tiled").availability().reason;
     // N = 1025: the last tile holds one real body. Tiled (zero-mass padding) and untiled sum the
