@@ -7,7 +7,7 @@ usage: scripts/scaling_efficiency.py RESULTS.json ... [--tunings NAME,...]
                        baseline of a row is then the G = 1 entry with the same values of them
 
 Strong scaling: E(G) = T(1, N) / (G * T(G, N)); weak scaling (N^2/G constant): E(G) = T(1, N1) / T(G, N)
-where N1 = N / sqrt(G) is the G = 1 size of that series. T is the median time per step over the
+where N1 = N / sqrt(G) is the G = 1 size of that series (a row with neither baseline: kind "-", E nan). T is the median time per step over the
 repetitions; the spread printed is (max - min) / median of the repetitions. Each row says whether
 every repetition verified, and the per-step breakdown (compute, exposed communication, imbalance).
 """
@@ -51,15 +51,13 @@ def main(paths, tunings=()):
     for key in sorted(stats, key=lambda k: (k[1], k[2], k[0], k[5], k[6], k[3], k[4])):
         variant, dim, prec, n, g, exchange, swept = key
         s = stats[key]
-        # Strong when G = 1 ran the same N; otherwise weak, from N / sqrt(G) at G = 1.
-        kind, e = "strong", float("nan")
+        # Strong when G = 1 ran the same N; weak when it ran N / sqrt(G); neither: no E ("-", nan).
+        n1 = int(round(n / math.sqrt(g) / 1024)) * 1024
+        kind, e = "-", float("nan")
         if (variant, dim, prec, n, swept) in baseline:
-            e = baseline[(variant, dim, prec, n, swept)]["t"] / (g * s["t"])
-        else:
-            n1 = int(round(n / math.sqrt(g) / 1024)) * 1024
-            kind = "weak"
-            if (variant, dim, prec, n1, swept) in baseline:
-                e = baseline[(variant, dim, prec, n1, swept)]["t"] / s["t"]
+            kind, e = "strong", baseline[(variant, dim, prec, n, swept)]["t"] / (g * s["t"])
+        elif (variant, dim, prec, n1, swept) in baseline:
+            kind, e = "weak", baseline[(variant, dim, prec, n1, swept)]["t"] / s["t"]
         breakdown = ("-" if s["compute"] is None else
                      f"{s['compute'] * 1e6:.1f} / {s['exposed'] * 1e6:.1f} / {s['imbalance'] * 1e6:.1f}")
         print(f"{variant:<{width}}{kind:<7}{dim:>4}{prec:>6}{n:>9}{g:>3} {exchange:<10}{swept:<{swept_width}}{s['t']:>12.4e}"

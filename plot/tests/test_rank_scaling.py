@@ -124,3 +124,35 @@ class RankScaling(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EfficiencyTable(unittest.TestCase):
+    """scripts/scaling_efficiency.py's table: each row's kind and E(G) from the G = 1 run it divides."""
+    SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "scaling_efficiency.py"
+
+    def table(self, *keys):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = [str(write_results(Path(tmp), kind, g)) for kind, g in keys]
+            result = subprocess.run([sys.executable, str(self.SCRIPT), *files], capture_output=True, text=True,
+                                    timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = {}
+        for line in result.stdout.splitlines()[1:]:
+            fields = line.split()
+            rows[(int(fields[4]), int(fields[5]))] = (fields[1], float(fields[9]))  # (N, G) -> (kind, E)
+        return rows
+
+    def test_a_run_with_the_same_n_at_one_rank_is_strong_scaling(self):
+        rows = self.table(("strong", 1), ("strong", 2))
+        self.assertEqual(rows[(4096, 2)][0], "strong")
+        self.assertAlmostEqual(rows[(4096, 2)][1], expected_efficiency("strong", 2, 4096), places=3)
+
+    def test_a_run_with_n_over_root_g_at_one_rank_is_weak_scaling(self):
+        rows = self.table(("weak", 1), ("weak", 2))
+        self.assertEqual(rows[(5793, 2)][0], "weak")
+        self.assertAlmostEqual(rows[(5793, 2)][1], TIMES[("weak", 1)][4096] / TIMES[("weak", 2)][5793], places=3)
+
+    def test_a_run_without_its_one_rank_run_has_no_kind_and_no_efficiency(self):
+        rows = self.table(("strong", 4))
+        self.assertEqual(rows[(4096, 4)][0], "-")
+        self.assertTrue(math.isnan(rows[(4096, 4)][1]))
