@@ -104,18 +104,16 @@ private:
     unsigned int slices_filling_the_gpu() const {
         int resident = 0;
         NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, pull_kernel(),
-                                                                       static_cast<int>(block_), shared_bytes()));
-        return slice_count(body_blocks(), blocks_for(this->problem_.n, block_),
+                                                                       static_cast<int>(block_), shared_bytes(block_)));
+        return slice_count(body_blocks(block_), blocks_for(this->problem_.n, block_),
                            static_cast<unsigned int>(multiprocessor_count()), static_cast<unsigned int>(resident));
     }
-    // Blocks of bodies i: the owned block's (all N in one process).
+    // Blocks of `block` threads over the bodies i: the owned block's (all N in one process).
     unsigned int body_blocks(unsigned int block) const {
         return blocks_for(static_cast<std::size_t>(this->owned().count()),
                           block * static_cast<unsigned int>(kernel_.bodies_per_thread));
     }
-    unsigned int body_blocks() const { return body_blocks(block_); }
     static std::size_t shared_bytes(unsigned int block) { return block * sizeof(PackedBody<Real>); }
-    std::size_t shared_bytes() const { return shared_bytes(block_); }
     // The kernel reading the axes over the owned range, or the packed bodies over all N (see tiled_float4_pull).
     const void* pull_kernel() const { return reads_axes_ ? kernel_.ranged_function : kernel_.function; }
 
