@@ -7,9 +7,10 @@ usage: scripts/scaling_efficiency.py RESULTS.json ... [--tunings NAME,...]
                        baseline of a row is then the G = 1 entry with the same values of them
 
 Strong scaling: E(G) = T(1, N) / (G * T(G, N)); weak scaling (N^2/G constant): E(G) = T(1, N1) / T(G, N)
-where N1 = N / sqrt(G) is the G = 1 size of that series (a row with neither baseline: kind "-", E nan). T is the median time per step over the
-repetitions; the spread printed is (max - min) / median of the repetitions. Each row says whether
-every repetition verified, and the per-step breakdown (compute, exposed communication, imbalance).
+where N1 = N / sqrt(G) is the G = 1 size of that series; a row with neither baseline has kind "-" and
+E nan. T is the median time per step over the repetitions; the spread printed is (max - min) / median
+of the repetitions. Each row says whether every repetition verified, and the per-step breakdown
+(compute, exposed communication, imbalance).
 """
 import json
 import math

@@ -122,10 +122,6 @@ class RankScaling(unittest.TestCase):
             self.assertIn("ranks is 0", result.stderr)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class EfficiencyTable(unittest.TestCase):
     """scripts/scaling_efficiency.py's table: each row's kind and E(G) from the G = 1 run it divides."""
     SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "scaling_efficiency.py"
@@ -156,3 +152,7 @@ class EfficiencyTable(unittest.TestCase):
         rows = self.table(("strong", 4))
         self.assertEqual(rows[(4096, 4)][0], "-")
         self.assertTrue(math.isnan(rows[(4096, 4)][1]))
+
+
+if __name__ == "__main__":
+    unittest.main()
