@@ -221,6 +221,76 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
                               EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
+// The pull from a part of the bodies j (the overlapped exchange) when each thread keeps its bodies
+// for the whole slice (team_size x BodiesPerThread == tile, one vector lane, every shape tile=auto
+// and team_size=auto give from pair on): the sums stay in registers across the slice's tiles and
+// are stored, or added, straight from them, as cuda.sliced's kernel does, with no partial sums in
+// scratch. 4 x H200, N = 16384 over 4 GPUs: 40.4 against 41.4 us per step in 2D float32, 94.1
+// against 96.1 in 3D float64 (docs/scaling.md). A kernel of its own: the same path as a branch of
+// team_tiled_pulls made its whole-N kernels, the one-GPU step, 8 % slower. `largest_team`: as there.
+template <int BodiesPerThread, class Space, class Real, int Dim>
+void team_tiled_part_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
+                           DeviceAxes<Space, Real, Dim> pull, OwnedRange owned, Real eps2, int tile, int slices,
+                           const PullFromPart& part, int* largest_team = nullptr) {
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    using Body = TileBody<Real, Dim>;
+    const int team_size = tile / BodiesPerThread;
+    const int blocks = (owned.end - owned.first + tile - 1) / tile;
+    const SourceBodies sources = part.sources;
+    const int tiles_per_slice = ((sources.count() + tile - 1) / tile + slices - 1) / slices;
+    const auto policy = Policy(dispatch.space(), blocks * slices, team_size, 1)
+                            .set_scratch_size(0, Kokkos::PerTeam(Scratch<Space, Body>::shmem_size(tile)));
+    const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+        const Scratch<Space, Body> staged(team.team_scratch(0), tile);
+        const int block_start = owned.first + (team.league_rank() % blocks) * tile;
+        const int block_size = owned.end - block_start < tile ? owned.end - block_start : tile;
+        const int slice_start = sources.first + (team.league_rank() / blocks) * tiles_per_slice * tile;
+        const int slice_stop = slice_start + tiles_per_slice * tile;
+        const int slice_end = slice_stop < sources.end ? slice_stop : sources.end;
+        // Thread k sums the block's bodies k, k + team_size, ...; missing ones sum zeros and keep nothing.
+        const int k = team.team_rank();
+        Vec<Real, Dim> pi[BodiesPerThread];
+        Pull<Real, Dim> sum[BodiesPerThread];
+        NBODY_KOKKOS_UNROLL_BODIES
+        for (int u = 0; u < BodiesPerThread; ++u) {
+            const int body = k + u * team_size;
+            pi[u] = body < block_size ? load(p, block_start + body) : Vec<Real, Dim>{};
+            sum[u] = Pull<Real, Dim>{};
+        }
+        for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int t) {
+                const int j = tile_start + t;
+                staged(t) = j < sources.end ? tile_body(p, m, sources.body(j)) : Body{};
+            });
+            team.team_barrier();
+            NBODY_KOKKOS_UNROLL_TILE
+            for (int t = 0; t < tile; ++t) {
+                const Body b = staged(t);
+                NBODY_KOKKOS_UNROLL_BODIES
+                for (int u = 0; u < BodiesPerThread; ++u)
+                    accumulate_pull(pi[u], b.position(), b.mass(), eps2, sum[u], InvSqrt{});
+            }
+            team.team_barrier();
+        }
+        NBODY_KOKKOS_UNROLL_BODIES
+        for (int u = 0; u < BodiesPerThread; ++u) {
+            const int body = k + u * team_size;
+            if (body >= block_size) continue;
+            if (slices == 1) {
+                write_pull(part, pull, block_start + body, sum[u]);
+            } else {
+                NBODY_UNROLL_AXES
+                for (int axis = 0; axis < Dim; ++axis) Kokkos::atomic_add(&pull[axis](block_start + body), sum[u][axis]);
+            }
+        }
+    };
+    if (largest_team != nullptr)
+        *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());
+    else if (blocks > 0)
+        dispatch.parallel_for("nbody::kokkos::team_tiled_part", policy, kernel, Touches::bodies);
+}
+
 // The `body_mapping` tuning: how a team's threads share its bodies. One choice rather than two
 // numbers, because vector lanes and several bodies per thread exclude each other.
 struct BodyMapping {
@@ -284,7 +354,7 @@ public:
         if constexpr (kRunsOnGpu<Space>) {
             if (overlaps_exchange_ && problem.distribution.spans_ranks()) {  // the overlapped exchange's kernel
                 int largest_part = 0;
-                pull_kernel(PullFromPart{all_sources(this->n())}, &largest_part);  // only sized
+                part_kernel(PullFromPart{all_sources(this->n())}, slices_, &largest_part);  // only sized
                 largest = largest_part < largest ? largest_part : largest;
             }
         }
@@ -304,7 +374,7 @@ private:
         if constexpr (kRunsOnGpu<Space>) {
             if (sources.count() == 0 && sources.accumulate) return;
             const int tiles = (sources.count() + tile_ - 1) / tile_;
-            pull_kernel(PullFromPart{sources}, nullptr, tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_);
+            part_kernel(PullFromPart{sources}, tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_);
         } else {
             throw std::logic_error("team_tiled pulls from part of the bodies on the CUDA space only");
         }
@@ -321,6 +391,21 @@ private:
             case 2: return launch<2>(end, largest_team, slices > 0 ? slices : slices_);
             case 4: return launch<4>(end, largest_team, slices > 0 ? slices : slices_);
             default: return launch<1>(end, largest_team, slices > 0 ? slices : slices_);
+        }
+    }
+    // The pull from a part of the bodies j, in `slices`: team_tiled_part_pulls where the shape keeps
+    // each thread's sums in registers, else team_tiled_pulls. `largest_team`: only sized, as there.
+    void part_kernel(const PullFromPart& part, int slices, int* largest_team = nullptr) {
+        if (mapping_.vector_length != 1 || team_size_ * mapping_.bodies_per_thread != tile_)
+            return pull_kernel(part, largest_team, slices);
+        const auto launch_part = [&]<int BodiesPerThread>() {
+            team_tiled_part_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(),
+                                                   this->owned_range(), this->eps2(), tile_, slices, part, largest_team);
+        };
+        switch (mapping_.bodies_per_thread) {
+            case 2: return launch_part.template operator()<2>();
+            case 4: return launch_part.template operator()<4>();
+            default: return launch_part.template operator()<1>();
         }
     }
     template <int BodiesPerThread, class Ending>
