@@ -225,9 +225,10 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
 // for the whole slice (team_size x BodiesPerThread == tile, one vector lane, every shape tile=auto
 // and team_size=auto give from pair on): the sums stay in registers across the slice's tiles and
 // are stored, or added, straight from them, as cuda.sliced's kernel does, with no partial sums in
-// scratch. 4 x H200, N = 16384 over 4 GPUs: 40.4 against 41.4 us per step in 2D float32, 94.1
-// against 96.1 in 3D float64 (docs/scaling.md). A kernel of its own: the same path as a branch of
-// team_tiled_pulls made its whole-N kernels, the one-GPU step, 8 % slower. `largest_team`: as there.
+// scratch. 4 x H200, N = 16384 over 4 GPUs: 40.5 against 41.4 us per step in 2D float32, 94.2
+// against 96.2 in 3D float64 (results/h200x4-part-registers.txt part C). A kernel of its own: the
+// same path as a branch of team_tiled_pulls made its whole-N kernels, the one-GPU step, 8 % slower.
+// `largest_team`: as there.
 template <int BodiesPerThread, class Space, class Real, int Dim>
 void team_tiled_part_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
                            DeviceAxes<Space, Real, Dim> pull, OwnedRange owned, Real eps2, int tile, int slices,
