@@ -44,16 +44,18 @@ inline int auto_team_size(int tile, int bodies_per_thread) {
 }
 
 // slices=auto for `bodies` bodies i in blocks of `tile`, pulled by `sources` bodies j (N, also over
-// ranks). GPU: enough teams for eight waves of full teams (`concurrency`, the threads the space runs
+// ranks) in tiles of `source_tile` (0: `tile`). GPU: enough teams for eight waves of full teams (`concurrency`, the threads the space runs
 // at once, over `team_size`), so that the teams are short and the last, partial wave a small part of
 // the pull, in a power of two (as cuda.sliced's rule): teams of one tile were still the faster at
 // N = 65536 on one H200 (2D float32: 1608.0 us per step with these 128 slices against 1669.6 with
 // the two waves of 33 before); at most one slice per tile of bodies j. Host: two teams per
 // thread, at most one slice per block of bodies i (the rule measured there, where a slice's partial
 // pulls cost atomic additions).
-inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int team_size, int tile) {
+inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int team_size, int tile,
+                       int source_tile = 0) {
+    if (source_tile == 0) source_tile = tile;
     const long blocks = (bodies + tile - 1) / tile;
-    const long tiles = (sources + tile - 1) / tile;
+    const long tiles = (sources + source_tile - 1) / source_tile;
     if (blocks == 0 || tiles == 0) return 1;  // a rank with an empty block
     const long full_teams = concurrency / team_size;
     if (gpu)
@@ -61,6 +63,25 @@ inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int 
                                                     static_cast<unsigned int>(blocks), static_cast<unsigned int>(tiles)));
     const long slices = (2 * full_teams + blocks - 1) / blocks;
     return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
+}
+
+// The pull from the other ranks' blocks (exchange=overlap, CUDA) in blocks of `block` bodies i,
+// `bodies_per_thread` to a thread, over tiles of `source_tile` bodies j.
+struct OtherBlocksShape {
+    int block;
+    int bodies_per_thread;
+    int source_tile;
+};
+
+// A rank's auto shape (`auto_shape`: tile, team_size, body_mapping and slices all auto) with two
+// bodies per thread (4096 to 16383 bodies of its own) pulls from the other blocks with four per
+// thread in teams of 32 threads over its tile of bodies j: 4 x H200 at N = 16384 in 2D float32,
+// 38.9 against 40.3 us per step over 4 GPUs (its tile 64), 65.2 against 65.8 over 2 (its tile 128;
+// docs/scaling.md). Four per thread load each staged body once for four interactions, and the
+// short tile keeps one tile per team and thousands of teams. Otherwise the rank's own shape.
+inline OtherBlocksShape other_blocks_shape(int tile, int bodies_per_thread, bool auto_shape) {
+    if (auto_shape && bodies_per_thread == 2) return {128, 4, tile};
+    return {tile, bodies_per_thread, tile};
 }
 
 }  // namespace nbody::kokkos

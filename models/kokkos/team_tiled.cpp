@@ -228,26 +228,27 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
 // scratch. 4 x H200, N = 16384 over 4 GPUs: 40.5 against 41.4 us per step in 2D float32, 94.2
 // against 96.2 in 3D float64 (results/h200x4-part-registers.txt part C). A kernel of its own: the
 // same path as a branch of team_tiled_pulls made its whole-N kernels, the one-GPU step, 8 % slower.
-// `largest_team`: as there.
+// Blocks of `tile` bodies i, tiles of `source_tile` bodies j (other_blocks_shape). `largest_team`:
+// as there.
 template <int BodiesPerThread, class Space, class Real, int Dim>
 void team_tiled_part_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                           DeviceAxes<Space, Real, Dim> pull, OwnedRange owned, Real eps2, int tile, int slices,
-                           const PullFromPart& part, int* largest_team = nullptr) {
+                           DeviceAxes<Space, Real, Dim> pull, OwnedRange owned, Real eps2, int tile, int source_tile,
+                           int slices, const PullFromPart& part, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     using Body = TileBody<Real, Dim>;
     const int team_size = tile / BodiesPerThread;
     const int blocks = (owned.end - owned.first + tile - 1) / tile;
     const SourceBodies sources = part.sources;
-    const int tiles_per_slice = ((sources.count() + tile - 1) / tile + slices - 1) / slices;
+    const int tiles_per_slice = ((sources.count() + source_tile - 1) / source_tile + slices - 1) / slices;
     const auto policy = Policy(dispatch.space(), blocks * slices, team_size, 1)
-                            .set_scratch_size(0, Kokkos::PerTeam(Scratch<Space, Body>::shmem_size(tile)));
+                            .set_scratch_size(0, Kokkos::PerTeam(Scratch<Space, Body>::shmem_size(source_tile)));
     const auto kernel = KOKKOS_LAMBDA(const Member& team) {
-        const Scratch<Space, Body> staged(team.team_scratch(0), tile);
+        const Scratch<Space, Body> staged(team.team_scratch(0), source_tile);
         const int block_start = owned.first + (team.league_rank() % blocks) * tile;
         const int block_size = owned.end - block_start < tile ? owned.end - block_start : tile;
-        const int slice_start = sources.first + (team.league_rank() / blocks) * tiles_per_slice * tile;
-        const int slice_stop = slice_start + tiles_per_slice * tile;
+        const int slice_start = sources.first + (team.league_rank() / blocks) * tiles_per_slice * source_tile;
+        const int slice_stop = slice_start + tiles_per_slice * source_tile;
         const int slice_end = slice_stop < sources.end ? slice_stop : sources.end;
         // Thread k sums the block's bodies k, k + team_size, ...; missing ones sum zeros and keep nothing.
         const int k = team.team_rank();
@@ -259,14 +260,14 @@ void team_tiled_part_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Di
             pi[u] = body < block_size ? load(p, block_start + body) : Vec<Real, Dim>{};
             sum[u] = Pull<Real, Dim>{};
         }
-        for (int tile_start = slice_start; tile_start < slice_end; tile_start += tile) {
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, tile), [&](const int t) {
+        for (int tile_start = slice_start; tile_start < slice_end; tile_start += source_tile) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, source_tile), [&](const int t) {
                 const int j = tile_start + t;
                 staged(t) = j < sources.end ? tile_body(p, m, sources.body(j)) : Body{};
             });
             team.team_barrier();
             NBODY_KOKKOS_UNROLL_TILE
-            for (int t = 0; t < tile; ++t) {
+            for (int t = 0; t < source_tile; ++t) {
                 const Body b = staged(t);
                 NBODY_KOKKOS_UNROLL_BODIES
                 for (int u = 0; u < BodiesPerThread; ++u)
@@ -335,7 +336,16 @@ public:
                       ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
                                     team_size_, tile_)
                       : static_cast<int>(tuning_int(tuning, "slices"))),
-          overlaps_exchange_(overlaps_exchange_of(tuning.at("exchange"))) {
+          overlaps_exchange_(overlaps_exchange_of(tuning.at("exchange"))),
+          others_(other_blocks_shape(tile_, mapping_.bodies_per_thread,
+                                     mapping_.vector_length == 1 && tuning.at("tile") == "auto" &&
+                                         tuning.at("team_size") == "auto" && tuning.at("body_mapping") == "auto" &&
+                                         tuning.at("slices") == "auto")),
+          others_slices_(others_.block == tile_ && others_.bodies_per_thread == mapping_.bodies_per_thread
+                             ? slices_
+                             : auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
+                                           others_.block / others_.bodies_per_thread, others_.block,
+                                           others_.source_tile)) {
         check_team_threads<Space>(team_size_, mapping_.vector_length);
         const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
         const std::size_t bytes = team_tiled_scratch_bytes<Space, Real, Dim>(tile_);
@@ -354,9 +364,11 @@ public:
         }
         if constexpr (kRunsOnGpu<Space>) {
             if (overlaps_exchange_ && problem.distribution.spans_ranks()) {  // the overlapped exchange's kernel
-                int largest_part = 0;
-                part_kernel(PullFromPart{all_sources(this->n())}, slices_, &largest_part);  // only sized
-                largest = largest_part < largest ? largest_part : largest;
+                for (const bool other_blocks : {false, true}) {
+                    int largest_part = 0;
+                    part_kernel(PullFromPart{all_sources(this->n())}, other_blocks, 1, &largest_part);  // only sized
+                    largest = largest_part < largest ? largest_part : largest;
+                }
             }
         }
         check_team_size<Space>(largest, team_size_, mapping_.vector_length, this->workload());
@@ -374,8 +386,11 @@ private:
     void compute_pulls_from(const SourceBodies& sources) override {
         if constexpr (kRunsOnGpu<Space>) {
             if (sources.count() == 0 && sources.accumulate) return;
-            const int tiles = (sources.count() + tile_ - 1) / tile_;
-            part_kernel(PullFromPart{sources}, tiles < slices_ ? (tiles > 1 ? tiles : 1) : slices_);
+            const bool other_blocks = sources.accumulate;  // the pull that adds to the owned block's
+            const int source_tile = other_blocks ? others_.source_tile : tile_;
+            const int slices = other_blocks ? others_slices_ : slices_;
+            const int tiles = (sources.count() + source_tile - 1) / source_tile;
+            part_kernel(PullFromPart{sources}, other_blocks, tiles < slices ? (tiles > 1 ? tiles : 1) : slices);
         } else {
             throw std::logic_error("team_tiled pulls from part of the bodies on the CUDA space only");
         }
@@ -395,15 +410,18 @@ private:
         }
     }
     // The pull from a part of the bodies j, in `slices`: team_tiled_part_pulls where the shape keeps
-    // each thread's sums in registers, else team_tiled_pulls. `largest_team`: only sized, as there.
-    void part_kernel(const PullFromPart& part, int slices, int* largest_team = nullptr) {
+    // each thread's sums in registers (`other_blocks`: in others_' shape), else team_tiled_pulls.
+    // `largest_team`: only sized, as there.
+    void part_kernel(const PullFromPart& part, bool other_blocks, int slices, int* largest_team = nullptr) {
         if (mapping_.vector_length != 1 || team_size_ * mapping_.bodies_per_thread != tile_)
             return pull_kernel(part, largest_team, slices);
+        const OtherBlocksShape shape = other_blocks ? others_ : OtherBlocksShape{tile_, mapping_.bodies_per_thread, tile_};
         const auto launch_part = [&]<int BodiesPerThread>() {
             team_tiled_part_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(),
-                                                   this->owned_range(), this->eps2(), tile_, slices, part, largest_team);
+                                                   this->owned_range(), this->eps2(), shape.block, shape.source_tile,
+                                                   slices, part, largest_team);
         };
-        switch (mapping_.bodies_per_thread) {
+        switch (shape.bodies_per_thread) {
             case 2: return launch_part.template operator()<2>();
             case 4: return launch_part.template operator()<4>();
             default: return launch_part.template operator()<1>();
@@ -421,6 +439,8 @@ private:
     int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
     bool overlaps_exchange_;
+    OtherBlocksShape others_;  // of the pull from the other blocks (exchange=overlap)
+    int others_slices_;
 };
 
 }  // namespace kokkos
@@ -432,7 +452,8 @@ void register_kokkos_team_tiled(Registry& registry) {
     // 512-body tiles, the fastest measured there in every workload; smaller tiles, two bodies per
     // thread below 16384 and one below 4096 (docs/performance-kokkos.md).
     // Distributed: the pull kernel sums the rank's owned block only; on CUDA exchange=overlap hides
-    // the gather of the positions behind the owned block's pull (docs/scaling.md).
+    // the gather of the positions behind the owned block's pull, and the pull from the other blocks
+    // may take a shape of its own (other_blocks_shape; docs/scaling.md).
     kokkos::register_for_each_space<kokkos::TeamTiled>(
         registry, "team_tiled", "TeamPolicy, j tiles staged in level-0 scratch by the team (the shared-memory tiling)",
         [](bool gpu) {
@@ -445,7 +466,9 @@ void register_kokkos_team_tiled(Registry& registry) {
                                     .min_value = 0,
                                     .max_value = 0};
             if (gpu) {
-                mapping.description += " (auto: thread below N = 4096, pair below 16384, else quad)";
+                mapping.description += " (auto: thread below N = 4096, pair below 16384, else quad; with every shape "
+                                       "tuning auto, a rank's pull from the other blocks takes quad in teams of 32 "
+                                       "where its own takes pair)";
                 mapping.allowed_values = {"auto", "thread", "pair", "quad", "lanes2", "lanes4"};
             }
             TuningParameter team_size =

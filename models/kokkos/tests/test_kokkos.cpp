@@ -122,6 +122,24 @@ TEST(KokkosTeamShape, SlicesForEightWavesOnTheGpuTwoTeamsPerThreadOnHosts) {
     EXPECT_EQ(auto_slices(false, 64, 8192, 8192, 1, 512), 8);    // 16 blocks: 8 slices
     EXPECT_EQ(auto_slices(false, 64, 40960, 40960, 1, 512), 2);  // 80 blocks: 1.6
     EXPECT_EQ(auto_slices(false, 64, 512, 2048, 1, 512), 1);     // a rank's one block
+    // Tiles of bodies j sized apart from the blocks: 32 blocks of 128, 256 tiles of 64.
+    EXPECT_EQ(auto_slices(true, gpu_threads, 4096, 16384, 32, 128, 64), 256);
+    EXPECT_EQ(auto_slices(true, gpu_threads, 4096, 16384, 32, 128, 0), 128);  // 0: the block's tile
+}
+
+// A rank's pull from the other blocks: four bodies per thread in teams of 32 where the rank's auto
+// shape takes two; its own shape otherwise (a tuned shape, one or four per thread).
+TEST(KokkosTeamShape, OtherBlocksTakeFourPerThreadWhereTheRanksAutoShapeTakesTwo) {
+    using kokkos::other_blocks_shape;
+    const auto shape = [](int tile, int per_thread, bool auto_shape) {
+        const kokkos::OtherBlocksShape s = other_blocks_shape(tile, per_thread, auto_shape);
+        return std::vector<int>{s.block, s.bodies_per_thread, s.source_tile};
+    };
+    EXPECT_EQ(shape(64, 2, true), (std::vector<int>{128, 4, 64}));    // 4096 of 16384 over 4 ranks
+    EXPECT_EQ(shape(128, 2, true), (std::vector<int>{128, 4, 128}));  // 8192 of 16384 over 2 ranks
+    EXPECT_EQ(shape(64, 2, false), (std::vector<int>{64, 2, 64}));    // a tuned shape is kept
+    EXPECT_EQ(shape(256, 4, true), (std::vector<int>{256, 4, 256}));  // quad already
+    EXPECT_EQ(shape(32, 1, true), (std::vector<int>{32, 1, 32}));     // one per thread: small ranks
 }
 
 TEST(KokkosTeamShape, RankTileTwiceItsOwnAtMostTheTileOfN) {
