@@ -75,12 +75,15 @@ struct OtherBlocksShape {
 
 // A rank's auto shape (`auto_shape`: tile, team_size, body_mapping and slices all auto) with two
 // bodies per thread (4096 to 16383 bodies of its own) pulls from the other blocks with four per
-// thread in teams of 32 threads over its tile of bodies j: 4 x H200 at N = 16384 in 2D float32,
-// 38.9 against 40.3 us per step over 4 GPUs (its tile 64), 65.2 against 65.8 over 2 (its tile 128;
-// docs/scaling.md). Four per thread load each staged body once for four interactions, and the
-// short tile keeps one tile per team and thousands of teams. Otherwise the rank's own shape.
-inline OtherBlocksShape other_blocks_shape(int tile, int bodies_per_thread, bool auto_shape) {
-    if (auto_shape && bodies_per_thread == 2) return {128, 4, tile};
+// thread in teams of 32 threads over its tile of bodies j, in float32: 4 x H200 at N = 16384 in 2D,
+// 39.1 against 40.4 us per step over 4 GPUs (its tile 64), 65.7 against 66.1 over 2 (its tile 128).
+// Four per thread load each staged body once for four interactions, and the short tile keeps one
+// tile per team and thousands of teams. In 3D float64, where the FP64 units bound the loop, it was
+// slower (96.1 against 95.1 us over 4 GPUs, 180.7 against 177.6 over 2;
+// results/h200x4-part-registers.txt parts B, D): float64 keeps the rank's own shape, as every
+// other rank.
+inline OtherBlocksShape other_blocks_shape(int tile, int bodies_per_thread, bool auto_shape, bool float32) {
+    if (auto_shape && float32 && bodies_per_thread == 2) return {128, 4, tile};
     return {tile, bodies_per_thread, tile};
 }
 

@@ -340,7 +340,8 @@ public:
           others_(other_blocks_shape(tile_, mapping_.bodies_per_thread,
                                      mapping_.vector_length == 1 && tuning.at("tile") == "auto" &&
                                          tuning.at("team_size") == "auto" && tuning.at("body_mapping") == "auto" &&
-                                         tuning.at("slices") == "auto")),
+                                         tuning.at("slices") == "auto",
+                                     std::is_same_v<Real, float>)),
           others_slices_(others_.block == tile_ && others_.bodies_per_thread == mapping_.bodies_per_thread
                              ? slices_
                              : auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(), this->n(),
@@ -467,8 +468,8 @@ void register_kokkos_team_tiled(Registry& registry) {
                                     .max_value = 0};
             if (gpu) {
                 mapping.description += " (auto: thread below N = 4096, pair below 16384, else quad; with every shape "
-                                       "tuning auto, a rank's pull from the other blocks takes quad in teams of 32 "
-                                       "where its own takes pair)";
+                                       "tuning auto, a float32 rank's pull from the other blocks takes quad in teams "
+                                       "of 32 where its own takes pair)";
                 mapping.allowed_values = {"auto", "thread", "pair", "quad", "lanes2", "lanes4"};
             }
             TuningParameter team_size =

@@ -127,19 +127,21 @@ TEST(KokkosTeamShape, SlicesForEightWavesOnTheGpuTwoTeamsPerThreadOnHosts) {
     EXPECT_EQ(auto_slices(true, gpu_threads, 4096, 16384, 32, 128, 0), 128);  // 0: the block's tile
 }
 
-// A rank's pull from the other blocks: four bodies per thread in teams of 32 where the rank's auto
-// shape takes two; its own shape otherwise (a tuned shape, one or four per thread).
+// A float32 rank's pull from the other blocks: four bodies per thread in teams of 32 where the
+// rank's auto shape takes two; its own shape otherwise (a tuned shape, one or four per thread,
+// float64).
 TEST(KokkosTeamShape, OtherBlocksTakeFourPerThreadWhereTheRanksAutoShapeTakesTwo) {
     using kokkos::other_blocks_shape;
-    const auto shape = [](int tile, int per_thread, bool auto_shape) {
-        const kokkos::OtherBlocksShape s = other_blocks_shape(tile, per_thread, auto_shape);
+    const auto shape = [](int tile, int per_thread, bool auto_shape, bool float32 = true) {
+        const kokkos::OtherBlocksShape s = other_blocks_shape(tile, per_thread, auto_shape, float32);
         return std::vector<int>{s.block, s.bodies_per_thread, s.source_tile};
     };
-    EXPECT_EQ(shape(64, 2, true), (std::vector<int>{128, 4, 64}));    // 4096 of 16384 over 4 ranks
-    EXPECT_EQ(shape(128, 2, true), (std::vector<int>{128, 4, 128}));  // 8192 of 16384 over 2 ranks
-    EXPECT_EQ(shape(64, 2, false), (std::vector<int>{64, 2, 64}));    // a tuned shape is kept
-    EXPECT_EQ(shape(256, 4, true), (std::vector<int>{256, 4, 256}));  // quad already
-    EXPECT_EQ(shape(32, 1, true), (std::vector<int>{32, 1, 32}));     // one per thread: small ranks
+    EXPECT_EQ(shape(64, 2, true), (std::vector<int>{128, 4, 64}));          // 4096 of 16384 over 4 ranks
+    EXPECT_EQ(shape(128, 2, true), (std::vector<int>{128, 4, 128}));        // 8192 of 16384 over 2 ranks
+    EXPECT_EQ(shape(64, 2, true, false), (std::vector<int>{64, 2, 64}));    // float64
+    EXPECT_EQ(shape(64, 2, false), (std::vector<int>{64, 2, 64}));          // a tuned shape is kept
+    EXPECT_EQ(shape(256, 4, true), (std::vector<int>{256, 4, 256}));        // quad already
+    EXPECT_EQ(shape(32, 1, true), (std::vector<int>{32, 1, 32}));           // one per thread: small ranks
 }
 
 TEST(KokkosTeamShape, RankTileTwiceItsOwnAtMostTheTileOfN) {
