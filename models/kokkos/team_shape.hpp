@@ -44,13 +44,13 @@ inline int auto_team_size(int tile, int bodies_per_thread) {
 }
 
 // slices=auto for `bodies` bodies i in blocks of `tile`, pulled by `sources` bodies j (N, also over
-// ranks) in tiles of `source_tile` (0: `tile`). GPU: enough teams for eight waves of full teams (`concurrency`, the threads the space runs
-// at once, over `team_size`), so that the teams are short and the last, partial wave a small part of
-// the pull, in a power of two (as cuda.sliced's rule): teams of one tile were still the faster at
-// N = 65536 on one H200 (2D float32: 1608.0 us per step with these 128 slices against 1669.6 with
-// the two waves of 33 before); at most one slice per tile of bodies j. Host: two teams per
-// thread, at most one slice per block of bodies i (the rule measured there, where a slice's partial
-// pulls cost atomic additions).
+// ranks) in tiles of `source_tile` (0: `tile`). GPU: enough teams for eight waves of full teams
+// (`concurrency`, the threads the space runs at once, over `team_size`), so that the teams are short
+// and the last, partial wave a small part of the pull, in a power of two (as cuda.sliced's rule):
+// teams of one tile were still the faster at N = 65536 on one H200 (2D float32: 1608.0 us per step
+// with these 128 slices against 1669.6 with the two waves of 33 before); at most one slice per tile
+// of bodies j. Host: two teams per thread, at most one slice per block of bodies i (the rule
+// measured there, where a slice's partial pulls cost atomic additions).
 inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int team_size, int tile,
                        int source_tile = 0) {
     if (source_tile == 0) source_tile = tile;
@@ -65,9 +65,9 @@ inline int auto_slices(bool gpu, long concurrency, int bodies, int sources, int 
     return static_cast<int>(slices < 1 ? 1 : (slices > blocks ? blocks : slices));
 }
 
-// The pull from the other ranks' blocks (exchange=overlap, CUDA) in blocks of `block` bodies i,
-// `bodies_per_thread` to a thread, over tiles of `source_tile` bodies j.
-struct OtherBlocksShape {
+// A pull from part of the bodies j (exchange=overlap, CUDA: the owned block's, the other blocks') in
+// blocks of `block` bodies i, `bodies_per_thread` to a thread, over tiles of `source_tile` bodies j.
+struct PartPullShape {
     int block;
     int bodies_per_thread;
     int source_tile;
@@ -82,7 +82,7 @@ struct OtherBlocksShape {
 // slower (96.1 against 95.1 us over 4 GPUs, 180.7 against 177.6 over 2;
 // results/h200x4-part-registers.txt parts B, D): float64 keeps the rank's own shape, as every
 // other rank.
-inline OtherBlocksShape other_blocks_shape(int tile, int bodies_per_thread, bool auto_shape, bool float32) {
+inline PartPullShape other_blocks_shape(int tile, int bodies_per_thread, bool auto_shape, bool float32) {
     if (auto_shape && float32 && bodies_per_thread == 2) return {128, 4, tile};
     return {tile, bodies_per_thread, tile};
 }

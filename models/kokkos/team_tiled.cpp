@@ -283,7 +283,8 @@ void team_tiled_part_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Di
                 write_pull(part, pull, block_start + body, sum[u]);
             } else {
                 NBODY_UNROLL_AXES
-                for (int axis = 0; axis < Dim; ++axis) Kokkos::atomic_add(&pull[axis](block_start + body), sum[u][axis]);
+                for (int axis = 0; axis < Dim; ++axis)
+                    Kokkos::atomic_add(&pull[axis](block_start + body), sum[u][axis]);
             }
         }
     };
@@ -416,7 +417,8 @@ private:
     void part_kernel(const PullFromPart& part, bool other_blocks, int slices, int* largest_team = nullptr) {
         if (mapping_.vector_length != 1 || team_size_ * mapping_.bodies_per_thread != tile_)
             return pull_kernel(part, largest_team, slices);
-        const OtherBlocksShape shape = other_blocks ? others_ : OtherBlocksShape{tile_, mapping_.bodies_per_thread, tile_};
+        const PartPullShape shape =
+            other_blocks ? others_ : PartPullShape{tile_, mapping_.bodies_per_thread, tile_};
         const auto launch_part = [&]<int BodiesPerThread>() {
             team_tiled_part_pulls<BodiesPerThread>(this->dispatch(), this->positions(), this->masses(), this->pulls(),
                                                    this->owned_range(), this->eps2(), shape.block, shape.source_tile,
@@ -440,7 +442,7 @@ private:
     int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
     bool overlaps_exchange_;
-    OtherBlocksShape others_;  // of the pull from the other blocks (exchange=overlap)
+    PartPullShape others_;  // of the pull from the other blocks (exchange=overlap)
     int others_slices_;
 };
 

@@ -133,7 +133,7 @@ TEST(KokkosTeamShape, SlicesForEightWavesOnTheGpuTwoTeamsPerThreadOnHosts) {
 TEST(KokkosTeamShape, OtherBlocksTakeFourPerThreadWhereTheRanksAutoShapeTakesTwo) {
     using kokkos::other_blocks_shape;
     const auto shape = [](int tile, int per_thread, bool auto_shape, bool float32 = true) {
-        const kokkos::OtherBlocksShape s = other_blocks_shape(tile, per_thread, auto_shape, float32);
+        const kokkos::PartPullShape s = other_blocks_shape(tile, per_thread, auto_shape, float32);
         return std::vector<int>{s.block, s.bodies_per_thread, s.source_tile};
     };
     EXPECT_EQ(shape(64, 2, true), (std::vector<int>{128, 4, 64}));          // 4096 of 16384 over 4 ranks
