@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from . import analysis, cost_model, peer, report
+from . import analysis, cost_model, peer, report, schema
 from .results import InputError, load
 
 
@@ -53,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "breakdown with exchange=allgather, e.g. 2d/fp32/euler:16384:4:13.594e-6), for the "
                              "scaling figure's cost model, fitted with the runs of that workload, N and G; "
                              "repeatable (files recording step_exposed_communication_s need none)")
+    parser.add_argument("--check-with", metavar="NBODY_BENCH", default=os.environ.get("NBODY_BENCH"),
+                        help="nbody-bench binary whose `check-results` each file must also pass (the consistency of "
+                             "its numbers; the schema is checked without it); default: $NBODY_BENCH")
     parser.add_argument("--no-svg", dest="svg", action="store_false",
                         help="write each figure as PNG only, without its SVG (the committed reports do: the SVGs "
                              "about double a report's size)")
@@ -61,6 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str]) -> Path:
     args = build_parser().parse_args(argv)
+    if args.check_with:
+        for path in args.results:
+            try:
+                refusal = schema.check_with(args.check_with, path)
+            except schema.SchemaInputError as e:
+                raise InputError(str(e)) from None
+            if refusal is not None:
+                raise InputError(f"{refusal} (nbody-bench check-results)")
     sources, configs = load(args.results)
     peer_runs = [run for path in args.peer for run in peer.read_peer_log(path)]
     ladders = analysis.read_ladders(Path(args.ladders))
@@ -137,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:  # e.g. an output folder that cannot be written
         print(f"nbody_plot: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+    except (ArithmeticError, RecursionError) as e:  # numbers the checks let through but no figure can use
+        print(f"nbody_plot: error: cannot draw these results ({type(e).__name__}: {e}); `nbody-bench check-results "
+              "FILE` says what is wrong with a file", file=sys.stderr)
         return 2
     print(f"nbody_plot: wrote {path}")
     return 0

@@ -15,6 +15,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import schema
+
 
 class InputError(Exception):
     """Bad input; the message is one line naming the file and what is wrong (exit status 2)."""
@@ -317,13 +319,18 @@ def read_file(path: str) -> tuple[Source, list[Config]]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: {'not a file' if p.exists() else 'no such file'}")
+    # What `nbody-bench check-results` rejects is refused here too: the same JSON reading rules and the
+    # same schema file (schema.py).
     try:
-        document = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(f"{path}: not JSON ({e})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("context"), dict) \
-            or not isinstance(document.get("benchmarks"), list):
-        raise InputError(f"{path}: not a results file (needs a 'context' object and a 'benchmarks' array)")
+        document = schema.parse(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not valid JSON: not UTF-8 at byte {e.start}") from None
+    except schema.SchemaInputError as e:
+        raise InputError(f"{path}: {e}") from None
+    problems = schema.problems(document)
+    if problems:
+        raise InputError(f"{path}: not a valid results file ({len(problems)} problem{'s' if len(problems) > 1 else ''}, "
+                         f"first: {problems[0]}; `nbody-bench check-results {path}` lists every one)")
     context = document["context"]
     thresholds = _thresholds(context)
 

@@ -7,6 +7,7 @@ here, independently of the tool's own loading code.
 import glob
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -475,6 +476,34 @@ class SmallInput(unittest.TestCase):
         self.assertIn("Problem: N = 512, D = 10;", report)
 
 
+def results_document(context: dict, entries: list) -> dict:
+    """A results file the schema accepts (the tool refuses others, as check-results does) from a test's own
+    context fields and entries: the synthetic fixture's context with the test's fields merged in, and each
+    entry with the fields the test leaves out at neutral values (no limit, no errors, the rate N^2 / time)."""
+    base = json.loads(Path(FIXTURES[1]).read_text())["context"]
+    for key, value in context.items():
+        base[key] = dict(base[key], **value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    if "distribution" in base:
+        base["distribution"].setdefault("hosts", ["node"] * base["distribution"]["ranks"])
+    filled = []
+    for entry in entries:
+        e = {"family_index": 0, "per_family_instance_index": 0, "threads": 1, "iterations": 1, "warmup_steps": 1,
+             "run_type": "iteration", "efficiency": None, "efficiency_limit": None, "efficiency_limit_inputs": None,
+             "cores_used": None, "verify_steps": 1, "upload_s": 0.0, "download_s": 0.0, "time_unit": "us",
+             "max_pos_err": None, "rms_pos_err": None, "max_vel_err": None, "map_diff": None, **entry}
+        e.setdefault("name", e["run_name"])
+        if e["run_type"] == "iteration":
+            e.setdefault("repetition_index", 0)
+        else:
+            e.setdefault("aggregate_unit", "time")
+        if "time_per_step_s" in e:
+            e.setdefault("real_time", e["time_per_step_s"] * 1e6)
+            e.setdefault("cpu_time", e["real_time"])
+            e.setdefault("interactions_per_second", e["n"] * e["n"] / e["time_per_step_s"])
+        filled.append(e)
+    return {"context": base, "benchmarks": filled}
+
+
 def import_tool():
     """The tool's modules, for the tests that look at figures before they are written."""
     if str(PLOT_DIR) not in sys.path:
@@ -876,7 +905,7 @@ class Workloads(unittest.TestCase):
             path.write_text(json.dumps(document))
             result = run_tool(path, "--out", Path(tmp) / "out")
         self.assertEqual(result.returncode, 2, result.stderr)
-        self.assertIn("benchmarks[0].precision is 'fp16', not one of fp32, fp64", result.stderr)
+        self.assertIn('/benchmarks/0/precision: value "fp16" is not one of ["fp32","fp64"]', result.stderr)
 
 
 PEER_LOG_RUNS = [  # (precision, n, repetition, iterations, total ms); None: the run printed no time
@@ -1050,23 +1079,62 @@ class BadInput(unittest.TestCase):
 
     def test_not_json(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertIn("not JSON", self.assertExit2OneLine(self.write(tmp, "a.json", "variant,n\n1,2\n")))
+            self.assertIn("not valid JSON at line 1, column 1",
+                          self.assertExit2OneLine(self.write(tmp, "a.json", "variant,n\n1,2\n")))
 
     def test_json_that_is_not_results(self):
         with tempfile.TemporaryDirectory() as tmp:
             message = self.assertExit2OneLine(self.write(tmp, "a.json", '{"benchmarks": []}'))
-        self.assertIn("not a results file", message)
+        self.assertIn('not a valid results file (1 problem, first: /: missing required field "context"', message)
 
     def test_results_without_entries(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        document["benchmarks"] = []
         with tempfile.TemporaryDirectory() as tmp:
-            message = self.assertExit2OneLine(self.write(tmp, "a.json", '{"context": {}, "benchmarks": []}'))
+            message = self.assertExit2OneLine(self.write(tmp, "a.json", json.dumps(document)))
         self.assertIn("no nbody benchmark entries", message)
 
     def test_entry_without_size(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        del document["benchmarks"][0]["n"]
         with tempfile.TemporaryDirectory() as tmp:
-            path = self.write(tmp, "a.json", json.dumps(
-                {"context": {}, "benchmarks": [{"variant": "serial.reference", "d": 10}]}))
-            self.assertIn("has no 'n'", self.assertExit2OneLine(path))
+            message = self.assertExit2OneLine(self.write(tmp, "a.json", json.dumps(document)))
+        self.assertIn('/benchmarks/0: missing required field "n"', message)
+
+    # A time of 0 made every rate a ZeroDivisionError and a traceback; the schema now requires a measured
+    # time above 0 (check-results refuses it too).
+    def test_a_zero_time_is_one_line(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        index = next(i for i, e in enumerate(document["benchmarks"])
+                     if e["run_type"] == "iteration" and "time_per_step_s" in e)
+        document["benchmarks"][index]["time_per_step_s"] = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            message = self.assertExit2OneLine(self.write(tmp, "a.json", json.dumps(document)))
+        self.assertIn(f"/benchmarks/{index}/time_per_step_s: 0 is not above 0", message)
+        self.assertNotIn("Traceback", message)
+
+    # Python's reader recursed once per level (RecursionError); the harness refuses nesting beyond 64.
+    def test_deep_nesting_is_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for text in ("[" * 100000 + "]" * 100000, '{"context": ' + "[" * 70 + "]" * 70 + ', "benchmarks": []}'):
+                message = self.assertExit2OneLine(self.write(tmp, "a.json", text))
+                self.assertIn("nested deeper than 64 levels", message)
+                self.assertNotIn("Traceback", message)
+
+    # Files the old loader drew although check-results refuses them: a context without its compiler,
+    # a key given twice, an entry of another device kind.
+    def test_what_check_results_refuses_is_refused(self):
+        fixture = Path(FIXTURES[0]).read_text()
+        no_compiler = json.loads(fixture)
+        del no_compiler["context"]["compiler"]
+        other_device = json.loads(fixture)
+        other_device["benchmarks"][0]["device"] = "tpu"
+        cases = {json.dumps(no_compiler): '/context: missing required field "compiler"',
+                 fixture.replace('"context": {', '"context": {"date": "x", ', 1): 'key "date" appears twice',
+                 json.dumps(other_device): '/benchmarks/0/device: value "tpu" is not one of ["cpu","gpu"]'}
+        with tempfile.TemporaryDirectory() as tmp:
+            for text, part in cases.items():
+                self.assertIn(part, self.assertExit2OneLine(self.write(tmp, "a.json", text)))
 
     def test_one_bad_file_among_good_ones(self):
         self.assertIn("no such file", self.assertExit2OneLine(FIXTURES[0], "/nonexistent.json"))
@@ -1080,6 +1148,79 @@ class BadInput(unittest.TestCase):
         result = run_tool()
         self.assertEqual(result.returncode, 2)
         self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+
+
+CORPUS = PLOT_DIR.parent / "fuzz" / "corpus"
+# The refusals of check-results that come from the consistency of an entry's numbers, not from the schema
+# or the JSON reader: the plot tool leaves those to the harness (--check-with).
+CONSISTENCY_REFUSALS = ("does not fit the range of an int", "is not n^2 / time_per_step_s", "iteration entries for",
+                        "does not name its fields")
+
+
+def results_corpus():
+    """(path, outcome, message part) of every results file of the fuzz corpus (fuzz/corpus/expected.tsv)."""
+    rows = []
+    for line in (CORPUS / "expected.tsv").read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if fields[0] == "results" and (CORPUS / "results" / fields[1]).is_file():
+            rows.append((CORPUS / "results" / fields[1], fields[3], fields[4]))
+    return rows
+
+
+class SameRuleAsCheckResults(unittest.TestCase):
+    """The plot tool accepts what `nbody-bench check-results` accepts: the corpus's results files, each
+    with the outcome the harness gives it (the corpus tests of tests/test_reliability.cpp)."""
+
+    @classmethod
+    def setUpClass(cls):
+        _, _, _, cls.results = import_tool()
+        from nbodyplot import schema
+        cls.schema = schema
+        cls.rows = results_corpus()
+
+    def refusal(self, path, bench=None):
+        """The tool's one-line refusal of the file at load time, None when it loads."""
+        try:
+            if bench and (message := self.schema.check_with(bench, str(path))) is not None:
+                return message
+            self.results.read_file(str(path))
+        except self.results.InputError as e:
+            return str(e)
+        return None
+
+    def test_the_schema_and_reader_refuse_what_check_results_refuses_for_them(self):
+        self.assertGreaterEqual(len(self.rows), 20)
+        for path, outcome, part in self.rows:
+            with self.subTest(file=path.name):
+                refusal = self.refusal(path)
+                if outcome == "accepted" or any(c in part for c in CONSISTENCY_REFUSALS):
+                    self.assertIsNone(refusal)
+                else:
+                    self.assertIsNotNone(refusal)
+                    self.assertIn(part, refusal)
+                    self.assertEqual(len(refusal.splitlines()), 1)
+
+    def test_with_the_harness_every_outcome_is_check_results_own(self):
+        bench = os.environ.get("NBODY_BENCH")
+        if not bench:
+            self.skipTest("NBODY_BENCH names no nbody-bench (ctest sets it)")
+        for path, outcome, part in self.rows:
+            with self.subTest(file=path.name):
+                refusal = self.refusal(path, bench)
+                if outcome == "accepted":
+                    self.assertIsNone(refusal)
+                else:
+                    self.assertIn(part, refusal or "")
+
+    def test_the_tool_takes_the_harness_from_check_with(self):
+        bench = os.environ.get("NBODY_BENCH")
+        if not bench:
+            self.skipTest("NBODY_BENCH names no nbody-bench (ctest sets it)")
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_tool(CORPUS / "results" / "inconsistent-rate.json", "--check-with", bench, "--out", Path(tmp) / "o")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("interactions_per_second is not n^2 / time_per_step_s", result.stderr)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table
+from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
 
 TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (rank scaling)"
@@ -38,12 +38,12 @@ def write_results(directory: Path, kind: str, ranks: int) -> Path:
             "dim": 2, "precision": "fp32", "integrator": "euler", "steps": 5, "warmup_steps": 1, "ranks": ranks,
             "time_per_step_s": time, "interactions_per_second": n * n / time, "verified": True,
             "verification": "sampled"})
-    context = {"git_commit": "abcdef0123456789", "compiler": "GNU 12", "build_type": "Release",
+    context = {"git_commit": "abcdef0123456789abcdef0123456789abcdef01", "compiler": "GNU 12", "build_type": "Release",
                "build_flags": "-O3", "gpu": {"name": GPU}, "matrix": {"name": f"scaling-{kind}"},
                "distribution": {"ranks": ranks, "nodes": 1, "ranks_per_node": ranks, "communicator": "MPI",
                                 "hosts": ["node"] * ranks}}
     path = directory / f"{kind}-g{ranks}.json"
-    path.write_text(json.dumps({"context": context, "benchmarks": entries}))
+    path.write_text(json.dumps(results_document(context, entries)))
     return path
 
 
@@ -119,7 +119,7 @@ class RankScaling(unittest.TestCase):
             result = subprocess.run([sys.executable, str(TOOL), str(path), "--out", str(Path(tmp) / "r")],
                                     capture_output=True, text=True, timeout=300)
             self.assertEqual(result.returncode, 2, result.stderr)
-            self.assertIn("ranks is 0", result.stderr)
+            self.assertIn("/benchmarks/0/ranks: 0 is below the minimum 1", result.stderr)
 
 
 class EfficiencyTable(unittest.TestCase):

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, style_clashes
+from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, results_document, style_clashes
 
 TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (strong scaling)"
@@ -65,11 +65,11 @@ def entries(n: int, ranks: int, kind: str) -> list:
 def write_results(directory: Path, ranks: int) -> Path:
     kinds = ("overlap",) if ranks == 1 else ("allgather", "overlap")
     benchmarks = [e for n in SIZES for kind in kinds for e in entries(n, ranks, kind)]
-    context = {"git_commit": "abcdef0123456789", "compiler": "GNU 12", "build_type": "Release", "build_flags": "-O3",
+    context = {"git_commit": "abcdef0123456789abcdef0123456789abcdef01", "compiler": "GNU 12", "build_type": "Release", "build_flags": "-O3",
                "gpu": {"name": GPU, "sm_count": 132}, "matrix": {"name": "overlap-scaling"},
                "distribution": {"ranks": ranks, "nodes": 1, "ranks_per_node": ranks, "communicator": "MPI"}}
     path = directory / f"g{ranks}.json"
-    path.write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
+    path.write_text(json.dumps(results_document(context, benchmarks)))
     return path
 
 
