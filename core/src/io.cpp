@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <stdexcept>
 #include <sstream>
@@ -90,6 +91,18 @@ Real parse_field(const std::string& name, std::size_t line, std::size_t field, i
 
 }  // namespace
 
+namespace {
+
+bool is_control(unsigned char byte) { return byte < 0x20 || byte == 0x7f; }
+
+void append_escaped(std::string& out, unsigned char byte) {
+    char escaped[5];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+    out += escaped;
+}
+
+}  // namespace
+
 std::string quoted_excerpt(std::string_view text, std::size_t max_chars) {
     std::string out = "'";
     std::size_t shown = 0;
@@ -98,16 +111,46 @@ std::string quoted_excerpt(std::string_view text, std::size_t max_chars) {
             return out + "...' (" + std::to_string(text.size()) + " bytes)";
         }
         const auto byte = static_cast<unsigned char>(c);
-        if (byte < 0x20 || byte >= 0x7f || c == '\'' || c == '\\') {
-            char escaped[5];
-            std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-            out += escaped;
-        } else {
+        if (byte < 0x20 || byte >= 0x7f || c == '\'' || c == '\\')
+            append_escaped(out, byte);
+        else
             out.push_back(c);
-        }
         ++shown;
     }
     return out + "'";
+}
+
+std::string display_path(std::string_view path) {
+    if (std::none_of(path.begin(), path.end(), [](char c) { return is_control(static_cast<unsigned char>(c)); }))
+        return std::string(path);
+    std::string out = "'";
+    for (const char c : path) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (is_control(byte) || c == '\'' || c == '\\')
+            append_escaped(out, byte);
+        else
+            out.push_back(c);
+    }
+    return out + "'";
+}
+
+std::string one_line(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        if (is_control(static_cast<unsigned char>(c)))
+            append_escaped(out, static_cast<unsigned char>(c));
+        else
+            out.push_back(c);
+    }
+    return out;
+}
+
+std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t min, std::uint64_t max) {
+    if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) return std::nullopt;
+    return value;
 }
 
 template <class Real>
@@ -179,11 +222,13 @@ BodiesT<Real> read_bodies_csv_of(std::istream& in, const std::string& name, std:
 template <class Real>
 BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
                                  int dim) {
+    const std::string shown = display_path(path);
+    if (path.empty()) throw InputError("an empty path names no input file");
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an input file");
+    if (std::filesystem::is_directory(path, ec)) throw InputError(shown + ": is a directory, not an input file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open input file: " + std::strerror(errno));
-    return read_bodies_csv_of<Real>(in, path, expected_n, seed, dim);
+    if (!in) throw InputError(shown + ": cannot open input file: " + std::strerror(errno));
+    return read_bodies_csv_of<Real>(in, shown, expected_n, seed, dim);
 }
 
 #define NBODY_INSTANTIATE_READER(Real)                                                                                  \
@@ -201,13 +246,15 @@ HostState read_state_csv(const std::string& path, const Workload& workload, std:
 }
 
 int csv_state_dim(const std::string& path) {
+    const std::string shown = display_path(path);
+    if (path.empty()) throw InputError("an empty path names no input file");
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an input file");
+    if (std::filesystem::is_directory(path, ec)) throw InputError(shown + ": is a directory, not an input file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open input file: " + std::strerror(errno));
+    if (!in) throw InputError(shown + ": cannot open input file: " + std::strerror(errno));
     std::string raw;
     std::size_t line_number = 0;
-    while (next_line(in, raw, path, line_number + 1)) {
+    while (next_line(in, raw, shown, line_number + 1)) {
         ++line_number;
         std::string_view text = raw;
         if (line_number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
@@ -216,10 +263,10 @@ int csv_state_dim(const std::string& path) {
         const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
         if (fields == field_names(2).size()) return 2;
         if (fields == field_names(3).size()) return 3;
-        fail(path, line_number, "expected 5 fields " + joined_field_names(2) + " (2D) or 7 fields " + joined_field_names(3) +
+        fail(shown, line_number, "expected 5 fields " + joined_field_names(2) + " (2D) or 7 fields " + joined_field_names(3) +
                                     " (3D), found " + std::to_string(fields));
     }
-    throw InputError(path + ": contains no bodies");
+    throw InputError(shown + ": contains no bodies");
 }
 
 std::filesystem::path output_target(const std::string& path) {
@@ -249,31 +296,95 @@ std::filesystem::path temporary_beside(const std::filesystem::path& target) {
 // Why no new file can be created in `folder`, after open() failed there with `error`: creating a file
 // in a folder that exists fails with ENOENT on file systems that take no new files (/proc, /sys).
 std::string cannot_create_in(const std::filesystem::path& folder, int error) {
-    const std::string shown = folder.empty() ? std::string(".") : folder.string();
+    const std::string shown = folder.empty() ? std::string(".") : display_path(folder.string());
     std::error_code ec;
     if (error == ENOENT && std::filesystem::is_directory(folder.empty() ? "." : folder, ec))
         return "its folder " + shown + " takes no new files (not writable)";
     return "cannot create a file in its folder " + shown + ": " + std::strerror(error);
 }
 
+// The refusal of an output that no writer replaces or writes into; none for the other nodes.
+void refuse_node(const std::string& path, OutputNode node) {
+    if (node == OutputNode::folder) throw UsageError(display_path(path) + ": cannot write: is a folder");
+    if (node == OutputNode::other)
+        throw UsageError(display_path(path) +
+                         ": cannot write: not a file, character device or FIFO (a block device or a socket is never written)");
+}
+
+void write_all(int fd, const std::string& contents, const std::function<void(const char*)>& give_up) {
+    std::size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t k = ::write(fd, contents.data() + written, contents.size() - written);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            give_up("write failed");
+        }
+        written += static_cast<std::size_t>(k);
+    }
+}
+
+// A character device or a FIFO takes the contents as they are: replacing the node would replace
+// /dev/null for the whole machine, or leave a FIFO's reader waiting for nothing. No O_CREAT: if the
+// node went away, nothing is created in its place.
+void write_into_node(const std::string& path, const std::string& contents) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) throw UsageError(display_path(path) + ": cannot write: " + std::strerror(errno));
+    write_all(fd, contents, [&](const char* what) {
+        const int error = errno;
+        ::close(fd);
+        throw UsageError(display_path(path) + ": " + what + ": " + std::strerror(error));
+    });
+    if (::close(fd) != 0) throw UsageError(display_path(path) + ": write failed: " + std::strerror(errno));
+}
+
 }  // namespace
 
-void check_writable(const std::string& path) {
+OutputNode output_node(const std::string& path) {
+    struct stat st {};
+    if (path.empty() || ::stat(path.c_str(), &st) != 0) return OutputNode::absent;
+    if (S_ISREG(st.st_mode)) return OutputNode::regular_file;
+    if (S_ISDIR(st.st_mode)) return OutputNode::folder;
+    if (S_ISCHR(st.st_mode)) return OutputNode::character_device;
+    if (S_ISFIFO(st.st_mode)) return OutputNode::fifo;
+    return OutputNode::other;
+}
+
+void check_writable(const std::string& path, bool folders_made) {
     namespace fs = std::filesystem;
+    if (path.empty()) throw UsageError("an empty path cannot be written");
+    const std::string shown = display_path(path);
+    const OutputNode node = output_node(path);
+    refuse_node(path, node);
+    if (node == OutputNode::character_device || node == OutputNode::fifo) {
+        if (::access(path.c_str(), W_OK) != 0) throw UsageError(shown + ": cannot write: not writable: " + std::strerror(errno));
+        return;
+    }
     const fs::path target = output_target(path);
     const fs::path folder = target.parent_path();
     std::error_code ec;
-    if (fs::is_directory(target, ec)) throw UsageError(path + ": cannot write: is a folder");
-    if (!folder.empty() && !fs::exists(folder, ec)) throw UsageError(path + ": cannot write: its folder " + folder.string() + " does not exist");
-    if (!folder.empty() && !fs::is_directory(folder, ec)) throw UsageError(path + ": cannot write: " + folder.string() + " is not a folder");
+    if (!folder.empty() && !fs::exists(folder, ec)) {
+        if (!folders_made) throw UsageError(shown + ": cannot write: its folder " + display_path(folder.string()) + " does not exist");
+        // The writer makes the missing folders: the nearest existing one must be a folder it may write in.
+        fs::path existing = folder;
+        while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+        if (existing.empty()) existing = ".";
+        if (!fs::is_directory(existing, ec))
+            throw UsageError(shown + ": cannot write: " + display_path(existing.string()) + " is not a folder");
+        if (::access(existing.c_str(), W_OK | X_OK) != 0)
+            throw UsageError(shown + ": cannot write: cannot create a folder in " + display_path(existing.string()) + ": " +
+                             std::strerror(errno));
+        return;
+    }
+    if (!folder.empty() && !fs::is_directory(folder, ec))
+        throw UsageError(shown + ": cannot write: " + display_path(folder.string()) + " is not a folder");
     if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
-        throw UsageError(path + ": cannot write: not writable: " + std::strerror(errno));
+        throw UsageError(shown + ": cannot write: not writable: " + std::strerror(errno));
     // The writer's own first step, undone: a folder that refuses a new file is found before any work.
     const fs::path temp = temporary_beside(target);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno == EEXIST) return;  // a temporary file a killed writer left: the writer truncates it
-        throw UsageError(path + ": cannot write: " + cannot_create_in(folder, errno));
+        throw UsageError(shown + ": cannot write: " + cannot_create_in(folder, errno));
     }
     ::close(fd);
     fs::remove(temp, ec);
@@ -290,19 +401,24 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
+    if (path.empty()) throw UsageError("an empty path cannot be written");
+    const OutputNode node = output_node(path);
+    refuse_node(path, node);
+    if (node == OutputNode::character_device || node == OutputNode::fifo) return write_into_node(path, contents);
+    const std::string shown = display_path(path);
     // Through a link to the file it names: the link stays a link, the file keeps its mode and group.
     const std::filesystem::path target = output_target(path);
     const std::filesystem::path temp = temporary_beside(target);
     // POSIX I/O for fsync: the data is on the disk before the name points at it, so even a crash
     // of the machine leaves the old file or the new one, never a truncated one.
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw UsageError(path + ": cannot write: " + cannot_create_in(target.parent_path(), errno));
+    if (fd < 0) throw UsageError(shown + ": cannot write: " + cannot_create_in(target.parent_path(), errno));
     const auto give_up = [&](const char* what) {
         const int error = errno;
         ::close(fd);
         std::error_code ignored;
         std::filesystem::remove(temp, ignored);
-        throw UsageError(path + ": " + what + ": " + std::strerror(error));
+        throw UsageError(shown + ": " + what + ": " + std::strerror(error));
     };
     struct stat existing {};
     if (::stat(target.c_str(), &existing) == 0) {
@@ -310,27 +426,19 @@ void write_file_atomically(const std::string& path, const std::string& contents)
         // Owner and group as they were where this process may set them (root, or a member of the group).
         [[maybe_unused]] const int kept = ::fchown(fd, existing.st_uid, existing.st_gid);
     }
-    std::size_t written = 0;
-    while (written < contents.size()) {
-        const ssize_t k = ::write(fd, contents.data() + written, contents.size() - written);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            give_up("write failed");
-        }
-        written += static_cast<std::size_t>(k);
-    }
+    write_all(fd, contents, give_up);
     if (::fsync(fd) != 0) give_up("write failed");
     if (::close(fd) != 0) {
         std::error_code ignored;
         std::filesystem::remove(temp, ignored);
-        throw UsageError(path + ": write failed: " + std::strerror(errno));
+        throw UsageError(shown + ": write failed: " + std::strerror(errno));
     }
     std::error_code ec;
     std::filesystem::rename(temp, target, ec);
     if (ec) {
         std::error_code ignored;
         std::filesystem::remove(temp, ignored);
-        throw UsageError(path + ": cannot move the finished file into place: " + ec.message());
+        throw UsageError(shown + ": cannot move the finished file into place: " + ec.message());
     }
 }
 
