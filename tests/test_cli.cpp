@@ -612,11 +612,15 @@ TEST(Cli, OneTuningNameGivenTwoValuesIsRefused) {
 // A bad threshold is one short line, not the largest double written out in full.
 TEST(Cli, BadNumbersGiveShortMessages) {
     TempDir dir;
-    for (const char* args : {"verify --max-pos-err -1", "verify --max-vel-err nan", "verify --max-map-diff inf",
-                             "verify --full-reference-max-n 0", "verify --sample-bodies 0"}) {
+    for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
+             {"verify --max-pos-err -1", "finite number, got '-1'"},
+             {"verify --max-vel-err nan", "finite number, got 'nan'"},
+             {"verify --max-map-diff inf", "finite number, got 'inf'"},
+             {"verify --full-reference-max-n 0", "must be an integer in [1, 18446744073709551615], got '0'"},
+             {"verify --sample-bodies 0", "must be an integer in [1, 18446744073709551615], got '0'"}}) {
         SCOPED_TRACE(args);
         const Outcome r = run_bench(args, dir);
-        expect_refused_before_work(r, "finite number, got '");
+        expect_refused_before_work(r, part);
         EXPECT_LT(r.err.size(), 120u) << r.err;
         EXPECT_EQ(r.err.find("1797693"), std::string::npos) << r.err;
     }
@@ -707,6 +711,167 @@ TEST(Cli, MatrixResumeWritesThroughALinkAndKeepsModeAndGroup) {
     EXPECT_EQ(after.st_gid, group);
     EXPECT_EQ(nlohmann::json::parse(testing::read_text(target))["context"]["resumed"].size(), 1u);
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.file("store")), std::filesystem::directory_iterator()), 1);
+}
+
+// An empty path named no file: the run generated its default problem, or wrote nothing, and exited 0.
+TEST(Cli, EmptyPathsAreRefusedNamingTheOption) {
+    TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "e", "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
+    for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+             {"run --variant serial.reference -n 16 --steps 1 --input ''", "--input"},
+             {"run --variant serial.reference -n 16 --steps 1 --state-out ''", "--state-out"},
+             {"run --variant serial.reference -n 16 --steps 1 --map-out ''", "--map-out"},
+             {"compare --variant serial.reference --variant omp.static -n 16 --input ''", "--input"},
+             {"verify --variants serial.reference -n 16 --steps 1 --input ''", "--input"},
+             {"matrix " + matrix + " --out ''", "--out"},
+             {"matrix '' --out " + dir.file("r.json"), "matrix"},
+             {"check-results ''", "results"}}) {
+        SCOPED_TRACE(args);
+        expect_refused_before_work(run_bench(args, dir), option + ": empty path");
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir.file("r.json")));
+}
+
+// Every integer option takes decimal digits of a value in its range: -1 and 2^64 wrapped or saturated
+// (--cpu-max-n -1 was 2^64 - 1), and --min-time nan was accepted where every other float refuses NaN.
+TEST(Cli, IntegersOutOfRangeAndNanAreRefusedNamingOptionAndValue) {
+    TempDir dir;
+    const std::string largest = "18446744073709551615", too_large = "18446744073709551616";
+    for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
+             {"verify --cpu-max-n -1", "--cpu-max-n: must be an integer in [0, " + largest + "], got '-1'"},
+             {"verify --cpu-max-n " + too_large, "--cpu-max-n: must be an integer in [0, " + largest + "], got '" + too_large + "'"},
+             {"verify --full-reference-max-n " + too_large, "--full-reference-max-n: must be an integer in [1, " + largest + "], got '" + too_large + "'"},
+             {"verify --sample-bodies " + too_large, "--sample-bodies: must be an integer in [1, " + largest + "], got '" + too_large + "'"},
+             {"verify --sample-bodies 1e3", "--sample-bodies: must be an integer in [1, " + largest + "], got '1e3'"},
+             {"verify -n -1", "--bodies: must be an integer in [1, 67108864], got '-1'"},
+             {"verify --steps " + too_large, "--steps: must be an integer in [1, 100000], got '" + too_large + "'"},
+             {"run --variant serial.reference -n " + too_large, "--bodies: must be an integer in [1, 67108864], got '" + too_large + "'"},
+             {"run --variant serial.reference --steps -1", "--steps: must be an integer in [1, 1073741824], got '-1'"},
+             {"run --variant serial.reference --warmup " + too_large, "--warmup: must be an integer in [0, 1073741824], got '" + too_large + "'"},
+             {"run --variant serial.reference -d 4294967298", "--map-size: must be an integer in [1, "},
+             {"compare --variant serial.reference --variant omp.static --rounds -1", "--rounds: must be an integer in [1, 1048576], got '-1'"},
+             {"run --variant serial.reference --min-time nan", "--min-time: must be a number of seconds in [0, 3600], got 'nan'"},
+             {"run --variant serial.reference --min-time 3601", "--min-time: must be a number of seconds in [0, 3600], got '3601'"}}) {
+        SCOPED_TRACE(args);
+        expect_refused_before_work(run_bench(args, dir), part);
+    }
+    // The bounds themselves are accepted: the largest count runs every CPU variant at any N.
+    const Outcome top = run_bench("verify --variants serial.reference -n 16 --steps 1 -d 2 --dim 2 --precision fp32 --integrator "
+                                  "euler --cpu-max-n " + largest + " --full-reference-max-n " + largest,
+                                  dir);
+    EXPECT_EQ(top.status, 0) << top.err;
+    EXPECT_NE(top.out.find("1 checks: 1 passed, 0 failed"), std::string::npos) << top.out;
+}
+
+// A verify that checks nothing exits 2, as a matrix with nothing to run does; it printed "0 checks"
+// and exit 0.
+TEST(Cli, VerifyThatChecksNothingExitsTwo) {
+    TempDir dir;
+    const Outcome none = run_bench("verify --variants serial.reference -n 16 --steps 1 --cpu-max-n 0", dir);
+    EXPECT_EQ(none.status, 2) << none.err;
+    EXPECT_EQ(line_count(none.err), 1) << none.err;
+    EXPECT_NE(none.err.find("nothing to verify: no check of --variants 'serial.reference' runs here (CPU variant "
+                            "serial.reference not run at N=16 (--cpu-max-n 0))"),
+              std::string::npos)
+        << none.err;
+    EXPECT_EQ(none.out.find("checks:"), std::string::npos) << none.out;
+    // A build with CUDA variants on a machine without a GPU.
+    const auto& all = builtin_registry().all();
+    const bool cuda_built = std::any_of(all.begin(), all.end(), [](const VariantDescriptor& v) { return v.backend == "cuda"; });
+    const bool cuda_runs_here = std::any_of(all.begin(), all.end(),
+                                            [](const VariantDescriptor& v) { return v.backend == "cuda" && v.availability().available; });
+    if (cuda_built && !cuda_runs_here) {
+        const Outcome cuda = run_bench("verify --variants 'cuda.*' -n 16 --steps 1", dir);
+        EXPECT_EQ(cuda.status, 2) << cuda.err;
+        EXPECT_NE(cuda.err.find("nothing to verify: no check of --variants 'cuda.*' runs here ("), std::string::npos) << cuda.err;
+    }
+}
+
+// A path with a newline or an escape character is printed escaped, quoted, on one line, in every
+// message: an error (stderr) and a report line (stdout).
+TEST(Cli, PathsWithControlCharactersArePrintedEscapedOnOneLine) {
+    TempDir dir;
+    const std::string input = dir.write("in\nput\x1b[31m.csv", "0.1,0.2,0,0,1\n0.3,zero,0,0,1\n");
+    const std::string shown = "'" + dir.file("in\\x0aput\\x1b[31m.csv") + "'";
+    const Outcome bad = run_bench("run --variant serial.reference --input '" + input + "'", dir);
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(line_count(bad.err), 1) << bad.err;
+    EXPECT_NE(bad.err.find(shown + ":2: field 2 (y)"), std::string::npos) << bad.err;
+    EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
+    const std::string missing = dir.file("new\nfolder/x.csv");
+    const Outcome unwritable = run_bench("run --variant serial.reference -n 16 --steps 1 --state-out '" + missing + "'", dir);
+    EXPECT_EQ(unwritable.status, 2);
+    EXPECT_EQ(line_count(unwritable.err), 1) << unwritable.err;
+    EXPECT_NE(unwritable.err.find("'" + dir.file("new\\x0afolder/x.csv") + "': cannot write: its folder '" +
+                                  dir.file("new\\x0afolder") + "' does not exist"),
+              std::string::npos)
+        << unwritable.err;
+    const std::string state = dir.file("state\n.csv");
+    const Outcome written = run_bench("run --variant serial.reference -n 16 --steps 1 --state-out '" + state + "'", dir);
+    ASSERT_EQ(written.status, 0) << written.err;
+    EXPECT_NE(written.out.find("state written    '" + dir.file("state\\x0a.csv") + "'\n"), std::string::npos) << written.out;
+    EXPECT_TRUE(std::filesystem::exists(state));
+    // A message that quotes a path from another reader (a matrix file) is made one line too.
+    const std::string matrix = dir.write("m\n.json", "{");
+    const Outcome json = run_bench("matrix --dry-run '" + matrix + "'", dir);
+    EXPECT_EQ(json.status, 2);
+    EXPECT_EQ(line_count(json.err), 1) << json.err;
+    EXPECT_NE(json.err.find(dir.file("m\\x0a.json")), std::string::npos) << json.err;
+}
+
+// --out under a regular file: exit 2 and a plain message; it was exit 1 and a raw "filesystem error"
+// from creating the folders.
+TEST(Cli, MatrixOutUnderAFileIsRefusedPlainly) {
+    TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "f", "steps": 1, "repetitions": 1, "groups": [
+        {"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
+    const std::string file = dir.write("f", "a file\n");
+    for (const std::string& out : {"f/r.json", "f/sub/r.json"}) {
+        SCOPED_TRACE(out);
+        const Outcome r = run_bench("matrix " + matrix + " --out " + dir.file(out), dir);
+        expect_refused_before_work(r, dir.file(out) + ": cannot write: " + file + " is not a folder");
+        EXPECT_EQ(r.err.find("filesystem error"), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(testing::read_text(file), "a file\n");
+    // Folders that do not exist are still made.
+    const Outcome made = run_bench("matrix " + matrix + " --out " + dir.file("new/deeper/r.json"), dir);
+    EXPECT_EQ(made.status, 0) << made.err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("new/deeper/r.json")));
+}
+
+// matrix m.json --out m.json --overwrite replaced the matrix with its results: refused, by the file's
+// identity (the same path, another spelling, a symbolic link, a hard link), the matrix left as it was.
+TEST(Cli, MatrixRefusesToWriteItsResultsOverItsOwnMatrix) {
+    TempDir dir;
+    const std::string text = R"({"name": "s", "steps": 1, "repetitions": 1, "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2]}]})";
+    const std::string matrix = dir.write("m.json", text);
+    std::filesystem::create_directory(dir.file("sub"));
+    std::filesystem::create_symlink("m.json", dir.file("link.json"));
+    std::filesystem::create_hard_link(matrix, dir.file("hard.json"));
+    for (const std::string& out : {matrix, dir.file("sub/../m.json"), dir.file("link.json"), dir.file("hard.json")}) {
+        SCOPED_TRACE(out);
+        expect_refused_before_work(run_bench("matrix " + matrix + " --out " + out + " --overwrite", dir),
+                                   "--out " + out + " is the matrix file " + matrix + ": its results would replace the matrix");
+        expect_refused_before_work(run_bench("matrix " + matrix + " --out " + out + " --resume", dir), "is the matrix file");
+    }
+    expect_refused_before_work(run_bench("matrix m.json --out ./m.json --overwrite", dir, "cd " + dir.path().string() + " && "),
+                               "--out ./m.json is the matrix file m.json");
+    EXPECT_EQ(testing::read_text(matrix), text);
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.json")));
+}
+
+// A memory size in the environment that is not a positive whole number of bytes was ignored silently.
+TEST(Cli, ABadMemorySizeInTheEnvironmentIsRefusedNamingTheVariable) {
+    TempDir dir;
+    for (const char* value : {"abc", "0", "-5", "1e30", "", "18446744073709551616", "12 GB"}) {
+        SCOPED_TRACE(value);
+        for (const char* variable : {"NBODY_HOST_MEMORY_BYTES", "NBODY_DEVICE_MEMORY_BYTES"})
+            expect_refused_before_work(
+                run_bench("run --variant serial.reference -n 16 --steps 1", dir, std::string(variable) + "='" + value + "' "),
+                std::string(variable) + ": must be a whole number of bytes in [1, 18446744073709551615], got '" + value + "'");
+    }
+    const Outcome plenty = run_bench("run --variant serial.reference -n 16 --steps 1", dir, "NBODY_HOST_MEMORY_BYTES=1000000000 ");
+    EXPECT_EQ(plenty.status, 0) << plenty.err;
 }
 
 // --- Every refused corpus file through the command that reads it: exit 2, one line ---------------------

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -114,7 +115,7 @@ Outcome read_with(const std::string& reader, const fs::path& path, const std::st
     return {};
 }
 
-bool one_line(const std::string& text) { return text.find('\n') == std::string::npos && text.find('\r') == std::string::npos; }
+bool is_one_line(const std::string& text) { return text.find('\n') == std::string::npos && text.find('\r') == std::string::npos; }
 
 TEST(Corpus, EveryFileIsListedWithItsOutcome) {
     std::set<std::string> listed, present;
@@ -144,7 +145,7 @@ TEST(Corpus, EachFileGivesTheOutcomeExpectedTsvStates) {
         }
         bool found = false;
         for (const auto& p : problems) {
-            EXPECT_TRUE(one_line(p)) << p;
+            EXPECT_TRUE(is_one_line(p)) << p;
             EXPECT_LT(p.size(), 700u) << p.substr(0, 700);
             found |= p.find(row.message) != std::string::npos;
         }
@@ -166,7 +167,7 @@ TEST(Corpus, EveryFileThroughEveryReaderEndsInAResultOrOneLineError) {
                 SCOPED_TRACE(std::string(reader) + " reading " + row.reader + "/" + row.file);
                 Outcome outcome;
                 EXPECT_NO_THROW(outcome = read_with(reader, row.path(), options));
-                for (const auto& p : outcome.problems) EXPECT_TRUE(one_line(p)) << p;
+                for (const auto& p : outcome.problems) EXPECT_TRUE(is_one_line(p)) << p;
             }
 }
 
@@ -182,7 +183,7 @@ TEST(Corpus, FuzzerFindingsStayFixed) {
             for (const char* options : {"dim=2", "dim=3 fp64"}) {
                 Outcome outcome;
                 EXPECT_NO_THROW(outcome = read_with(reader, entry.path(), options));
-                for (const auto& p : outcome.problems) EXPECT_TRUE(one_line(p)) << p;
+                for (const auto& p : outcome.problems) EXPECT_TRUE(is_one_line(p)) << p;
             }
             ++replayed;
         }
@@ -349,6 +350,46 @@ TEST(AtomicWrite, ReplacesTheFileAndLeavesNoTemporary) {
     for (const auto& entry : fs::directory_iterator(dir.path())) files += entry.is_regular_file();
     EXPECT_EQ(files, 1u);
     EXPECT_THROW(write_file_atomically((dir.path() / "no-such-folder" / "x.json").string(), "x"), UsageError);
+}
+
+// The one helper every message prints a path with: unchanged unless it holds a control character.
+TEST(Messages, PathsWithControlCharactersAreQuotedAndEscaped) {
+    EXPECT_EQ(display_path("results/r.json"), "results/r.json");
+    EXPECT_EQ(display_path("caf\xc3\xa9 r.json"), "caf\xc3\xa9 r.json");
+    EXPECT_EQ(display_path("a\nb.json"), "'a\\x0ab.json'");
+    EXPECT_EQ(display_path("\x1b[2J'x\\y"), "'\\x1b[2J\\x27x\\x5cy'");
+    EXPECT_EQ(one_line("line\none\r\x7f"), "line\\x0aone\\x0d\\x7f");
+}
+
+TEST(Messages, DecimalIntegersAreDigitsInTheirRange) {
+    constexpr std::uint64_t largest = std::numeric_limits<std::uint64_t>::max();
+    EXPECT_EQ(parse_decimal("0", 0, largest), 0u);
+    EXPECT_EQ(parse_decimal("18446744073709551615", 0, largest), largest);
+    EXPECT_EQ(parse_decimal("007", 1, 10), 7u);
+    for (const char* text : {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1.0", "18446744073709551616", "99999999999999999999999"})
+        EXPECT_FALSE(parse_decimal(text, 0, largest)) << text;
+    EXPECT_FALSE(parse_decimal("0", 1, 10));
+    EXPECT_FALSE(parse_decimal("11", 1, 10));
+}
+
+// An output whose folders the writer makes (matrix --out): missing folders are fine, a file where a
+// folder must be is not.
+TEST(AtomicWrite, MissingFoldersAreCheckedUpToTheNearestOneThatExists) {
+    testing::TempDir dir;
+    const std::string file = dir.write("f", "x");
+    EXPECT_NO_THROW(check_writable(dir.file("new/deeper/r.json"), true));
+    EXPECT_THROW(check_writable(dir.file("new/deeper/r.json")), UsageError);
+    for (const std::string& path : {dir.file("f/r.json"), dir.file("f/sub/r.json")}) {
+        try {
+            check_writable(path, true);
+            ADD_FAILURE() << path << " accepted";
+        } catch (const UsageError& e) {
+            EXPECT_EQ(std::string(e.what()), path + ": cannot write: " + file + " is not a folder");
+        }
+    }
+    EXPECT_THROW(check_writable(""), UsageError);
+    EXPECT_THROW(write_file_atomically("", "x"), UsageError);
+    EXPECT_FALSE(fs::exists(dir.file("new")));
 }
 
 }  // namespace

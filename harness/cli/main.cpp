@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     try {
         ranks = std::make_unique<nbody::DistributedRun>(argc, argv);
     } catch (const nbody::UsageError& e) {
-        std::fprintf(stderr, "nbody-bench: %s\n", e.what());
+        std::fprintf(stderr, "nbody-bench: %s\n", nbody::one_line(e.what()).c_str());
         return 2;
     }
     // Rank 0 alone prints results; the other ranks' stdout would repeat it. Their stderr stays:
@@ -28,8 +28,10 @@ int main(int argc, char** argv) {
     // A failure on one rank ends every rank (DistributedRun::fail): its peers may be waiting in a
     // collective for it. In a single process: the message and the status.
     const auto failed = [&](int exit_status, const std::string& message) {
-        if (ranks->distributed()) ranks->fail(exit_status, "nbody-bench: " + message);
-        std::fprintf(stderr, "nbody-bench: %s\n", message.c_str());
+        // One line whatever a message quotes (a path or an argument with a newline or an escape).
+        const std::string shown = nbody::one_line(message);
+        if (ranks->distributed()) ranks->fail(exit_status, "nbody-bench: " + shown);
+        std::fprintf(stderr, "nbody-bench: %s\n", shown.c_str());
         return exit_status;
     };
 

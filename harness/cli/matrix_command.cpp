@@ -14,6 +14,7 @@
 #include "matrix/estimate.hpp"
 #include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/io.hpp"
 #include "results/json_input.hpp"
 #include "results/results.hpp"
 
@@ -59,7 +60,23 @@ int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimit
     return 0;
 }
 
+// The results file, checked before the matrix is read: never the matrix itself (through links, ".."
+// or hard links: the results would replace it), never a FIFO (the file is rewritten after every
+// configuration: its reader would get several documents), in a folder that is or can be made.
+void require_usable_out(const MatrixOptions& o) {
+    const std::string& out = o.run.out_path;
+    if (same_file(out, o.matrix_path))
+        throw UsageError(fmt::format("--out {} is the matrix file {}: its results would replace the matrix", display_path(out),
+                                     display_path(o.matrix_path)));
+    if (output_node(out) == OutputNode::fifo)
+        throw UsageError(fmt::format("--out {} is a FIFO: matrix rewrites its results file after every configuration; "
+                                     "give a regular file",
+                                     display_path(out)));
+    check_writable(out, true);
+}
+
 int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
+    if (!o.dry_run && ranks.writes_output()) require_usable_out(o);
     MatrixSpec spec = load_matrix(o.matrix_path);
     if (!o.groups.empty()) select_groups(spec, o.groups);
     if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
@@ -70,7 +87,7 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
     o.run.distributions = &distributions;
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
     fmt::print("{} configurations: {} already in the file, {} run and verified, {} failed; results in {}\n", s.planned,
-               s.already_done, s.finished, s.failed, o.run.out_path);
+               s.already_done, s.finished, s.failed, display_path(o.run.out_path));
     if (s.interrupted_by != 0) {
         std::string names;
         for (std::size_t i = 0; i < s.not_run.size() && i < 10; ++i) names += (i ? ", " : "") + s.not_run[i];
@@ -79,7 +96,7 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
         fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
                            "continue with: nbody-bench matrix {} --out {} --resume\n",
                    signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
-                   o.run.out_path, o.matrix_path, o.run.out_path);
+                   display_path(o.run.out_path), display_path(o.matrix_path), display_path(o.run.out_path));
         return 128 + s.interrupted_by;
     }
     // Rank 0 verified and recorded: every rank exits with its verdict.
@@ -93,13 +110,14 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
 int check_results_command(const std::string& path) {
     const nlohmann::json doc = read_json_file(path);
     const auto problems = check_results(doc);
-    for (const auto& p : problems) fmt::print("{}: {}\n", path, p);
+    const std::string shown = display_path(path);
+    for (const auto& p : problems) fmt::print("{}: {}\n", shown, p);
     if (!problems.empty())
-        throw InputError(fmt::format("{}: not a valid results file ({} problem{} listed above, first: {})", path,
+        throw InputError(fmt::format("{}: not a valid results file ({} problem{} listed above, first: {})", shown,
                                      problems.size(), problems.size() == 1 ? "" : "s", problems.front()));
     std::size_t errors = 0;
     for (const auto& b : doc["benchmarks"]) errors += b.contains("error") && b["run_type"] == "iteration";
-    fmt::print("{}: valid results file ({} entries, {} of them failed or unverified)\n", path, doc["benchmarks"].size(), errors);
+    fmt::print("{}: valid results file ({} entries, {} of them failed or unverified)\n", shown, doc["benchmarks"].size(), errors);
     return 0;
 }
 
@@ -108,8 +126,9 @@ int check_results_command(const std::string& path) {
 void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     auto o = std::make_shared<MatrixOptions>();
     auto* cmd = app.add_subcommand("matrix", "Run a benchmark matrix (matrices/*.json) and write Google-Benchmark-format results");
-    cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required();
-    auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)");
+    cmd->add_option("matrix", o->matrix_path, "matrix file (see matrices/README.md)")->required()->check(non_empty_path());
+    auto* out = cmd->add_option("--out", o->run.out_path, "results file to write (JSON, see docs/results-format.md)")
+                    ->check(non_empty_path());
     cmd->add_option("--groups", o->groups, "run only these groups of the matrix (their names, comma-separated)")
         ->delimiter(',');
     cmd->add_flag("--dry-run", o->dry_run, "print the configurations the matrix expands to here, run nothing");
@@ -135,7 +154,7 @@ void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
 void add_check_results_command(CLI::App& app, int& exit_status) {
     auto path = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("check-results", "Check a results file against harness/results/results.schema.json");
-    cmd->add_option("results", *path, "results file")->required();
+    cmd->add_option("results", *path, "results file")->required()->check(non_empty_path());
     cmd->callback([path, &exit_status] { exit_status = check_results_command(*path); });
 }
 

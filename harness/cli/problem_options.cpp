@@ -35,14 +35,14 @@ CLI::Validator accepted_by(const std::function<void(const std::string&)>& parse,
 }
 
 // A finite number accepted by `accept`, with a message that says what it must be (CLI11's
-// PositiveNumber and NonNegativeNumber print their range's bound in full).
+// PositiveNumber and NonNegativeNumber print their range's bound in full). NaN fails every `accept`.
 CLI::Validator finite_number(bool (*accept)(double), const char* what, const char* name) {
     return CLI::Validator(
         [accept, what](std::string& text) {
             char* end = nullptr;
             const double value = std::strtod(text.c_str(), &end);
             if (end == text.c_str() || *end != '\0' || !accept(value) || !std::isfinite(value))
-                return fmt::format("must be a {} finite number, got {}", what, quoted_excerpt(text));
+                return fmt::format("must be a {}, got {}", what, quoted_excerpt(text));
             return std::string();
         },
         name);
@@ -63,12 +63,34 @@ std::string unrepresentable_in(double value, const std::string& name, const char
 }  // namespace
 
 const CLI::Validator& positive_finite() {
-    static const CLI::Validator check = finite_number([](double v) { return v > 0; }, "positive", "POSITIVE");
+    static const CLI::Validator check = finite_number([](double v) { return v > 0; }, "positive finite number", "POSITIVE");
     return check;
 }
 
 const CLI::Validator& non_negative_finite() {
-    static const CLI::Validator check = finite_number([](double v) { return v >= 0; }, "non-negative", "NONNEGATIVE");
+    static const CLI::Validator check =
+        finite_number([](double v) { return v >= 0; }, "non-negative finite number", "NONNEGATIVE");
+    return check;
+}
+
+const CLI::Validator& min_time_seconds() {
+    static const CLI::Validator check =
+        finite_number([](double v) { return v >= 0 && v <= kMaxMinTimeSeconds; }, "number of seconds in [0, 3600]", "SECONDS");
+    return check;
+}
+
+CLI::Validator integer_in(std::uint64_t min, std::uint64_t max) {
+    return CLI::Validator(
+        [min, max](std::string& text) {
+            if (parse_decimal(text, min, max)) return std::string();
+            return fmt::format("must be an integer in [{}, {}], got {}", min, max, quoted_excerpt(text));
+        },
+        fmt::format("INT in [{}, {}]", min, max));
+}
+
+const CLI::Validator& non_empty_path() {
+    static const CLI::Validator check(
+        [](std::string& text) { return text.empty() ? std::string("empty path: give a file name") : std::string(); }, "PATH");
     return check;
 }
 
@@ -83,14 +105,9 @@ std::string unrepresentable_constant(const PhysicsConstants& constants, Precisio
 }
 
 std::uint64_t parse_seed(const std::string& text) {
-    const bool digits = !text.empty() && text.size() <= 20 &&
-                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    errno = 0;
-    const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
-    if (!digits || errno == ERANGE)
-        throw UsageError(fmt::format("must be an integer in [0, {}], got {}", std::numeric_limits<std::uint64_t>::max(),
-                                     quoted_excerpt(text)));
-    return value;
+    constexpr std::uint64_t largest = std::numeric_limits<std::uint64_t>::max();
+    if (const auto value = parse_decimal(text, 0, largest)) return *value;
+    throw UsageError(fmt::format("must be an integer in [0, {}], got {}", largest, quoted_excerpt(text)));
 }
 
 void ProblemOptions::require_usable_constants(Precision precision) const {
@@ -126,7 +143,8 @@ void ProblemOptions::add_initial_state_to(CLI::App& app) {
            fmt::format("SplitMix64 seed of the generated initial state, 0 to 2^64-1 (default {})", kDefaultSeed))
         ->check(accepted_by([](const std::string& text) { parse_seed(text); }, "SEED"));
     app.add_option("--input", input_path,
-                   "CSV file of bodies x,y,vx,vy,m (--dim 3: x,y,z,vx,vy,vz,m; empty fields take defaults)");
+                   "CSV file of bodies x,y,vx,vy,m (--dim 3: x,y,z,vx,vy,vz,m; empty fields take defaults)")
+        ->check(non_empty_path());
 }
 
 void ProblemOptions::add_tuning_to(CLI::App& app) {

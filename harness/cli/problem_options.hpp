@@ -53,6 +53,14 @@ std::uint64_t parse_seed(const std::string& text);
 // range's bound, the largest double, in full).
 const CLI::Validator& positive_finite();
 const CLI::Validator& non_negative_finite();
+// --min-time: a finite number of seconds in [0, kMaxMinTimeSeconds].
+inline constexpr double kMaxMinTimeSeconds = 3600;
+const CLI::Validator& min_time_seconds();
+// Every integer option: decimal digits of a value in [min, max] (parse_decimal), so that -1 or 2^64
+// is refused naming the option and the value, never wrapped or saturated.
+CLI::Validator integer_in(std::uint64_t min, std::uint64_t max);
+// Every path option: "" names no file (it would otherwise read or write nothing silently).
+const CLI::Validator& non_empty_path();
 
 // --allow-long and --time-limit (run, verify, matrix): what estimate.hpp's estimates are held to.
 struct CostOptions {

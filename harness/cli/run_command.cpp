@@ -106,12 +106,15 @@ void require_usable_outputs(const RunOptions& o) {
     for (const auto& [option, path] : outputs) {
         if (path->empty()) continue;
         if (!o.problem.input_path.empty() && same_file(*path, o.problem.input_path))
-            throw UsageError(fmt::format("{} {} is the --input file: the run would replace its own input", option, *path));
+            throw UsageError(fmt::format("{} {} is the --input file: the run would replace its own input", option,
+                                         display_path(*path)));
         check_writable(*path);
     }
-    if (!o.state_out.empty() && !o.map_out.empty() && same_file(o.state_out, o.map_out))
-        throw UsageError(fmt::format("--state-out {} and --map-out {} are the same file: one would replace the other", o.state_out,
-                                     o.map_out));
+    // Both into one character device (/dev/null) loses nothing: each is written into it in turn.
+    if (!o.state_out.empty() && !o.map_out.empty() && same_file(o.state_out, o.map_out) &&
+        output_node(o.state_out) != OutputNode::character_device)
+        throw UsageError(fmt::format("--state-out {} and --map-out {} are the same file: one would replace the other",
+                                     display_path(o.state_out), display_path(o.map_out)));
 }
 
 // The estimate on stderr: for a run long enough to show progress, and whenever --allow-long is given
@@ -207,11 +210,11 @@ void run(const RunOptions& o, DistributedRun& ranks) {
         write_state_csv(o.state_out, m.final_state,
                         fmt::format("nbody {} state after {} steps of {} (N={}, D={})", to_string(problem.workload), m.steps,
                                     variant->id, problem.n, problem.d));
-        fmt::print("state written    {}\n", o.state_out);
+        fmt::print("state written    {}\n", display_path(o.state_out));
     }
     if (!o.map_out.empty()) {
         write_activity_map(o.map_out, m.activity_map, problem.d);
-        fmt::print("map written      {}\n", o.map_out);
+        fmt::print("map written      {}\n", display_path(o.map_out));
     }
 }
 
@@ -332,22 +335,24 @@ void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     auto* cmd = app.add_subcommand("run", "Run one variant on one problem and print its timings");
     cmd->add_option("--variant", o->variant, "variant id (see `list`)")->required();
     cmd->add_option("-n,--bodies", o->n, "number of bodies N (default 1024, or the count in --input)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
-    cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
-    cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 30));
-    cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(CLI::Range(0, 1 << 30));
+        ->check(integer_in(1, kMaxInputBodies));
+    cmd->add_option("-d,--map-size", o->d, "activity map is D x D")->capture_default_str()->check(integer_in(1, kMaxMapSize));
+    cmd->add_option("--steps", o->steps, "timed steps")->capture_default_str()->check(integer_in(1, 1 << 30));
+    cmd->add_option("--warmup", o->warmup, "untimed steps before the timed ones")->capture_default_str()->check(integer_in(0, 1 << 30));
     cmd->add_option("--min-time", o->min_time,
                     "go on timing more steps until the timed phase lasts at least this many seconds (precise "
                     "per-step times at small N); the state written is after all the steps done")
-        ->check(CLI::Range(0.0, 3600.0));
+        ->check(min_time_seconds());
     o->problem.add_workload_to(*cmd);
     o->problem.add_initial_state_to(*cmd);
     o->problem.add_constants_to(*cmd);
     o->problem.add_tuning_to(*cmd);
     o->cost.add_to(*cmd);
     o->distribution.add_to(*cmd);
-    cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)");
-    cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)");
+    cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)")
+        ->check(non_empty_path());
+    cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)")
+        ->check(non_empty_path());
     cmd->callback([o, &exit_status, &ranks] {
         run(*o, ranks);
         exit_status = 0;
@@ -363,12 +368,12 @@ void add_compare_command(CLI::App& app, int& exit_status, DistributedRun& ranks)
     cmd->add_option("--variant", c->variants, "variant id (see `list`); give two or more, the first is the reference")
         ->required();
     cmd->add_option("-n,--bodies", o.n, "number of bodies N (default 1024, or the count in --input)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
-    cmd->add_option("-d,--map-size", o.d, "activity map is D x D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
-    cmd->add_option("--rounds", c->rounds, "rounds; each times every variant once")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+        ->check(integer_in(1, kMaxInputBodies));
+    cmd->add_option("-d,--map-size", o.d, "activity map is D x D")->capture_default_str()->check(integer_in(1, kMaxMapSize));
+    cmd->add_option("--rounds", c->rounds, "rounds; each times every variant once")->capture_default_str()->check(integer_in(1, 1 << 20));
     o.steps = 1;
-    cmd->add_option("--steps", o.steps, "timed steps per variant per round")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-    cmd->add_option("--warmup", o.warmup, "untimed steps of each variant before the rounds")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    cmd->add_option("--steps", o.steps, "timed steps per variant per round")->capture_default_str()->check(integer_in(1, 1 << 20));
+    cmd->add_option("--warmup", o.warmup, "untimed steps of each variant before the rounds")->capture_default_str()->check(integer_in(0, 1 << 20));
     o.problem.add_workload_to(*cmd);
     o.problem.add_initial_state_to(*cmd);
     o.problem.add_constants_to(*cmd);

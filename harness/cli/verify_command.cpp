@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -184,7 +185,13 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
     std::vector<std::string> notes;
     double estimated_seconds = 0;
     const std::vector<PlannedCheck> planned = plan_checks(o, runnable, ns, workloads, notes, estimated_seconds);
-    if (from_file) fmt::print("initial state from {} (N={}, {}D)\n", o.problem.input_path, ns.front(), dims.front());
+    // A verify that checks nothing is no verification: refused, as a matrix with nothing to run is.
+    if (planned.empty()) {
+        const std::string why = !notes.empty() ? notes.front() : !skipped.empty() ? skipped.front()
+                                                                                  : "no variant selected runs the workloads asked for";
+        throw UsageError(fmt::format("nothing to verify: no check of --variants '{}' runs here ({})", o.patterns, why));
+    }
+    if (from_file) fmt::print("initial state from {} (N={}, {}D)\n", display_path(o.problem.input_path), ns.front(), dims.front());
     if (distributions.spans_ranks())
         fmt::print("{} ranks ({}): each result is also compared with the same variant's single-rank result (check "
                    "1-rank), computed on rank 0\n",
@@ -325,12 +332,13 @@ void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
     auto* variants_option = cmd->add_option("--variants", o->patterns, "comma-separated glob patterns of variant ids (default: every available one)")->capture_default_str();
     auto* n_option = cmd->add_option("-n,--bodies", o->ns, "body counts N (with --input: the file's, which -n must equal)")
                          ->capture_default_str()
-                         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
-    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(CLI::Range(1, kMaxMapSize));
-    cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(CLI::Range(1, 100000));
-    cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str();
-    cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(positive_finite());
-    cmd->add_option("--sample-bodies", o->settings.sample_bodies, "bodies whose velocity the sampled check compares")->capture_default_str()->check(positive_finite());
+                         ->check(integer_in(1, kMaxInputBodies));
+    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(integer_in(1, kMaxMapSize));
+    cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(integer_in(1, 100000));
+    constexpr std::uint64_t largest_count = std::numeric_limits<std::size_t>::max();
+    cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str()->check(integer_in(0, largest_count));
+    cmd->add_option("--full-reference-max-n", o->settings.full_reference_max_n, "larger N get the sampled first-step check")->capture_default_str()->check(integer_in(1, largest_count));
+    cmd->add_option("--sample-bodies", o->settings.sample_bodies, "bodies whose velocity the sampled check compares")->capture_default_str()->check(integer_in(1, largest_count));
     add_threshold_options(*cmd, o->settings.overrides);
     auto* dim_option = cmd->add_option("--dim", o->dims, "dimensions to check (2, 3; with --input: the file's, from its field count)")
                            ->capture_default_str()

@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
+#include "nbody/io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
 
@@ -56,12 +59,16 @@ double reference_rate(const Workload& workload) {
 double fields(const Workload& workload) { return 2.0 * workload.dim + 1.0; }
 double real_bytes(const Workload& workload) { return workload.precision == Precision::fp32 ? 4.0 : 8.0; }
 
+// A memory size from the environment, 0 when unset; a value that is set but is no positive whole
+// number of bytes is refused (ignoring it would check against other memory than the user said).
 double env_bytes(const char* name) {
     const char* text = std::getenv(name);
     if (text == nullptr) return 0;
-    char* end = nullptr;
-    const double value = std::strtod(text, &end);
-    return end != text && *end == '\0' && value > 0 && std::isfinite(value) ? value : 0;
+    constexpr std::uint64_t largest = std::numeric_limits<std::uint64_t>::max();
+    const auto value = parse_decimal(text, 1, largest);
+    if (!value)
+        throw UsageError(fmt::format("{}: must be a whole number of bytes in [1, {}], got {}", name, largest, quoted_excerpt(text)));
+    return static_cast<double>(*value);
 }
 
 }  // namespace
