@@ -874,6 +874,25 @@ TEST(Cli, ABadMemorySizeInTheEnvironmentIsRefusedNamingTheVariable) {
     EXPECT_EQ(plenty.status, 0) << plenty.err;
 }
 
+// A measured time per step of 0 made every rate infinite: check-results accepted it (its consistency
+// checks compare with infinity) and the plot tool divided by it. The schema requires it above 0.
+TEST(Cli, CheckResultsRefusesAZeroTimePerStep) {
+    TempDir dir;
+    const std::filesystem::path fixture =
+        std::filesystem::path(__FILE__).parent_path().parent_path() / "plot" / "tests" / "fixture" / "real_cpu.json";
+    auto document = nlohmann::json::parse(testing::read_text(fixture.string()));
+    ASSERT_EQ(run_bench("check-results " + fixture.string(), dir).status, 0);
+    std::size_t index = 0;
+    while (document["benchmarks"][index]["run_type"] != "iteration" || !document["benchmarks"][index].contains("time_per_step_s"))
+        ++index;
+    document["benchmarks"][index]["time_per_step_s"] = 0;
+    const std::string zero = dir.write("zero.json", document.dump());
+    const Outcome r = run_bench("check-results " + zero, dir);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(fmt::format("/benchmarks/{}/time_per_step_s: 0 is not above 0", index)), std::string::npos) << r.err;
+}
+
 // --- Every refused corpus file through the command that reads it: exit 2, one line ---------------------
 
 TEST(Cli, EveryRefusedCorpusFileExitsTwoWithOneLineNamingIt) {
