@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -54,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "breakdown with exchange=allgather, e.g. 2d/fp32/euler:16384:4:13.594e-6), for the "
                              "scaling figure's cost model, fitted with the runs of that workload, N and G; "
                              "repeatable (files recording step_exposed_communication_s need none)")
-    parser.add_argument("--check-with", metavar="NBODY_BENCH", default=os.environ.get("NBODY_BENCH"),
+    parser.add_argument("--check-with", metavar="NBODY_BENCH",
                         help="nbody-bench binary whose `check-results` each file must also pass (the consistency of "
-                             "its numbers; the schema is checked without it); default: $NBODY_BENCH")
+                             "its numbers; the schema is checked without it)")
     parser.add_argument("--no-svg", dest="svg", action="store_false",
                         help="write each figure as PNG only, without its SVG (the committed reports do: the SVGs "
                              "about double a report's size)")
