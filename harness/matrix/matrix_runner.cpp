@@ -401,6 +401,11 @@ private:
         e["warmup_steps"] = c.warmup_steps;
         if (c.min_time_s > 0) e["min_time_s"] = c.min_time_s;
         e["ranks"] = ranks();
+        if (!c.variant->runs_on_gpu) {
+            const HostThreading threading = host_threading(*c.variant, c.tuning);
+            e["host_threads"] = threading.threads;
+            e["thread_binding"] = threading.binding;
+        }
         return e;
     }
 
