@@ -51,6 +51,6 @@ awk '
     for (key in rates) if (key ~ / none$/) {
       variant = substr(key, 1, length(key) - 5)
       free = median(rates[variant " none"]); bound = median(rates[variant " close"])
-      printf "median %s unbound %.4e close %.4e close/unbound %.3f\n", variant, free, bound, free > 0 ? bound / free : 0
+      printf "median %s unbound %.4e close %.4e close/unbound %.3f\n", variant, free, bound, (free > 0 ? bound / free : 0)
     }
   }' "$report" | sort | tee -a "$report"
