@@ -10,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nbody/communicator.hpp"
@@ -122,6 +125,26 @@ TEST(LaunchEnvironment, ReadsOpenMpiPmiAndPmixVariables) {
     EXPECT_EQ(pmix.world_size, 0);
 }
 
+TEST(CommandLineDifference, NamesTheFirstOptionThatDiffersWithBothValues) {
+    using nbody::command_line_difference;
+    const std::vector<std::string> rank0{"run", "--variant", "omp.simd", "--seed", "42", "-n", "100"};
+    EXPECT_EQ(command_line_difference(rank0, rank0, 1), "");
+    EXPECT_EQ(command_line_difference(rank0, {"run", "--variant", "omp.simd", "--seed", "7", "-n", "100"}, 1),
+              "rank 1 was started with --seed 7, rank 0 with --seed 42");
+    EXPECT_EQ(command_line_difference(rank0, {"run", "--variant", "omp.simd", "--dt", "0.1", "-n", "100"}, 2),
+              "rank 2 was started with --dt 0.1, rank 0 with --seed 42");
+    EXPECT_EQ(command_line_difference({"run", "--input", "a b.csv"}, {"run", "--input", "a\nb.csv"}, 1),
+              "rank 1 was started with --input 'a\\x0ab.csv', rank 0 with --input 'a b.csv'");
+    EXPECT_EQ(command_line_difference(rank0, {"verify", "--variant", "omp.simd"}, 1),
+              "rank 1 was started with 'verify', rank 0 with 'run'");
+    auto longer = rank0;
+    longer.push_back("--allow-long");
+    EXPECT_EQ(command_line_difference(rank0, longer, 1), "rank 1 was started with --allow-long, rank 0 without it");
+    EXPECT_EQ(command_line_difference(longer, rank0, 1), "rank 1 was started without --allow-long, rank 0 with it");
+    EXPECT_EQ(command_line_difference({"run", "--seed=42"}, {"run", "--seed=7"}, 1),
+              "rank 1 was started with --seed=7, rank 0 with --seed=42");
+}
+
 // ---- under mpirun ---------------------------------------------------------------------------
 
 struct Finished {
@@ -205,6 +228,24 @@ TEST(SingleRank, RankChecksPassWithoutMpirun) {
     ASSERT_FALSE(f.timed_out) << f.output;
     EXPECT_EQ(f.exit_status, 0) << f.output;
     EXPECT_NE(f.output.find("collectives over 1 ranks (single process)"), std::string::npos) << f.output;
+}
+
+// Without mpirun no device data moves between ranks: the option is accepted and said to do nothing.
+TEST(SingleRank, DeviceCollectivesWithoutMpirunIsNotedToHaveNoEffect) {
+    for (const char* kind : {"nccl", "host-staged", "peer"}) {
+        const Finished f = run_with_limit({NBODY_BENCH_PATH, "run", "--variant", "omp.simd", "-n", "64", "--steps", "1",
+                                           "--device-collectives", kind},
+                                          job_limit_seconds);
+        ASSERT_FALSE(f.timed_out) << f.output;
+        EXPECT_EQ(f.exit_status, 0) << f.output;
+        EXPECT_NE(f.output.find(std::string("note: --device-collectives ") + kind + " has no effect in a single process"),
+                  std::string::npos)
+            << f.output;
+    }
+    const Finished plain = run_with_limit({NBODY_BENCH_PATH, "run", "--variant", "omp.simd", "-n", "64", "--steps", "1"},
+                                          job_limit_seconds);
+    EXPECT_EQ(plain.exit_status, 0) << plain.output;
+    EXPECT_EQ(plain.output.find("--device-collectives"), std::string::npos) << plain.output;
 }
 
 class UnderMpirun : public testing::TestWithParam<std::tuple<int, int>> {};
@@ -414,26 +455,37 @@ TEST(BenchUnderMpirun, ANonDistributedVariantExitsTwoNamingItAndTheDistributedOn
 const std::vector<std::string> long_run{"run", "--variant", "omp.simd", "-n", "20000", "--steps", "100000", "--tuning",
                                         "threads=1", "--allow-long"};
 
-std::vector<std::string> two_programs(const std::vector<std::string>& rank0, const std::vector<std::string>& rank1) {
-    std::vector<std::string> command{NBODY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "1"};
-    command.insert(command.end(), rank0.begin(), rank0.end());
+// `first_ranks` ranks run `first`, then one rank runs `last`.
+std::vector<std::string> two_programs(const std::vector<std::string>& first, const std::vector<std::string>& last,
+                                      int first_ranks = 1) {
+    std::vector<std::string> command{NBODY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(first_ranks)};
+    command.insert(command.end(), first.begin(), first.end());
     command.insert(command.end(), {":", "-np", "1"});
-    command.insert(command.end(), rank1.begin(), rank1.end());
+    command.insert(command.end(), last.begin(), last.end());
     return command;
 }
 
+// Every rank runs the same command line, `--input input.csv`, each in a folder of its own (as on
+// nodes whose files differ): rank 1's file is malformed.
 TEST(BenchUnderMpirun, BadInputOnOneRankEndsEveryRankNamingIt) {
     SKIP_WITHOUT_MPIRUN();
     nbody::testing::TempDir dir;
-    const std::string bad = dir.write("bad.csv", "x,y,vx,vy,m\n0.5,0.5,0,0,1\nnot,a,number,at,all\n");
-    auto rank1 = long_run;
-    rank1.erase(rank1.begin() + 3, rank1.begin() + 5);  // no -n: the body count from the file
-    rank1.insert(rank1.end(), {"--input", bad});
-    const Finished f = run_with_limit(two_programs(bench(long_run), bench(rank1)), fault_limit_seconds);
+    std::filesystem::create_directories(dir.file("rank0"));
+    std::filesystem::create_directories(dir.file("rank1"));
+    dir.write("rank0/input.csv", "x,y,vx,vy,m\n0.5,0.5,0,0,1\n0.25,0.25,0,0,1\n");
+    dir.write("rank1/input.csv", "x,y,vx,vy,m\n0.5,0.5,0,0,1\nnot,a,number,at,all\n");
+    auto arguments = long_run;
+    arguments.erase(arguments.begin() + 3, arguments.begin() + 5);  // no -n: the body count from the file
+    arguments.insert(arguments.end(), {"--input", "input.csv"});
+    const auto in_folder = [&](const std::string& folder) {
+        std::string command = "cd " + dir.file(folder) + " && exec";
+        for (const std::string& a : bench(arguments)) command += " " + a;
+        return std::vector<std::string>{"/bin/sh", "-c", command};
+    };
+    const Finished f = run_with_limit(two_programs(in_folder("rank0"), in_folder("rank1")), fault_limit_seconds);
     ASSERT_FALSE(f.timed_out) << "bad input on rank 1 left mpirun running past " << fault_limit_seconds << " s:\n" << f.output;
     EXPECT_NE(f.exit_status, 0) << f.output;
-    EXPECT_NE(f.output.find("rank 1 of 2: nbody-bench:"), std::string::npos) << f.output;
-    EXPECT_NE(f.output.find("bad.csv"), std::string::npos) << f.output;
+    EXPECT_NE(f.output.find("rank 1 of 2: nbody-bench: input.csv"), std::string::npos) << f.output;
 }
 
 TEST(BenchUnderMpirun, AKilledRankEndsEveryRank) {
@@ -446,5 +498,172 @@ TEST(BenchUnderMpirun, AKilledRankEndsEveryRank) {
     EXPECT_NE(f.exit_status, 0) << f.output;
     EXPECT_NE(f.output.find("rank 1"), std::string::npos) << f.output;  // Open MPI's report of the signal
 }
+
+// ---- ranks started with different command lines ----------------------------------------------
+
+struct RankDifference {
+    const char* name;
+    std::vector<std::string> last_rank;  // the last rank's arguments; the others run `agreed_run`
+    const char* message;                 // the last rank's difference, after "rank R was started with"
+};
+
+const std::vector<std::string> agreed_run{"run", "--variant", "omp.simd", "-n", "1001", "--steps", "3", "--seed", "42",
+                                          "--tuning", "threads=1"};
+
+std::vector<std::string> agreed_run_with(const std::string& option, const std::string& value) {
+    auto arguments = agreed_run;
+    const auto at = std::find(arguments.begin(), arguments.end(), option);
+    if (at == arguments.end()) throw std::logic_error(option + " is not in agreed_run");
+    *(at + 1) = value;
+    return arguments;
+}
+
+void PrintTo(const RankDifference& d, std::ostream* out) { *out << d.name; }
+
+class RanksStartedDifferently : public testing::TestWithParam<std::tuple<RankDifference, int>> {};
+
+// Another seed, dt or variant would run to a wrong state, another step count or subcommand would
+// hang, another N would truncate a message: each is refused at start, naming the option, exit 2.
+TEST_P(RanksStartedDifferently, ExitTwoNamingTheRankAndTheFirstOptionThatDiffers) {
+    SKIP_WITHOUT_MPIRUN();
+    const auto& [difference, ranks] = GetParam();
+    const Finished f = run_with_limit(two_programs(bench(agreed_run), bench(difference.last_rank), ranks - 1), fault_limit_seconds);
+    ASSERT_FALSE(f.timed_out) << "ranks started differently left mpirun running past " << fault_limit_seconds << " s:\n" << f.output;
+    EXPECT_EQ(f.exit_status, 2) << f.output;
+    const std::string last = std::to_string(ranks - 1);
+    EXPECT_NE(f.output.find("rank " + last + " of " + std::to_string(ranks) + ": nbody-bench: rank " + last + " was started with" +
+                            difference.message),
+              std::string::npos)
+        << f.output;
+    EXPECT_EQ(f.output.find("steps="), std::string::npos) << "a rank ran: " << f.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, RanksStartedDifferently,
+    testing::Combine(
+        testing::Values(RankDifference{"seed", agreed_run_with("--seed", "7"), " --seed 7, rank 0 with --seed 42"},
+                        RankDifference{"steps", agreed_run_with("--steps", "4"), " --steps 4, rank 0 with --steps 3"},
+                        RankDifference{"n", agreed_run_with("-n", "1000"), " -n 1000, rank 0 with -n 1001"},
+                        RankDifference{"variant", agreed_run_with("--variant", "kokkos.team_tiled@openmp"),
+                                       " --variant kokkos.team_tiled@openmp, rank 0 with --variant omp.simd"},
+                        RankDifference{"subcommand", {"verify", "--variants", "omp.simd", "-n", "1001"}, " 'verify', rank 0 with 'run'"},
+                        RankDifference{"extra_option", [] {
+                                           auto a = agreed_run;
+                                           a.insert(a.end(), {"--dt", "0.002"});
+                                           return a;
+                                       }(),
+                                       " --dt 0.002, rank 0 without it"}),
+        testing::Values(2, 3)),
+    [](const auto& info) { return std::string(std::get<0>(info.param).name) + "_" + std::to_string(std::get<1>(info.param)) + "_ranks"; });
+
+// ---- a stop signal to one rank ---------------------------------------------------------------
+
+// The ranks of the job `mpirun` started, by rank: its children (Open MPI starts the ranks of its
+// own node itself), each one's rank read from its environment.
+std::map<int, pid_t> ranks_of(pid_t mpirun) {
+    std::map<int, pid_t> ranks;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+        std::istringstream after_name(line.substr(line.rfind(')') + 1));
+        char state = 0;
+        pid_t parent = 0;
+        if (!(after_name >> state >> parent) || parent != mpirun) continue;
+        std::ifstream environ(entry.path() / "environ", std::ios::binary);
+        for (std::string variable; std::getline(environ, variable, '\0');)
+            if (variable.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) ranks[std::stoi(variable.substr(21))] = std::stoi(name);
+    }
+    return ranks;
+}
+
+// A process that exists and is no zombie (an ended rank may wait for a reaper).
+bool running(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) return false;
+    std::istringstream after_name(line.substr(line.rfind(')') + 1));
+    char state = 0;
+    return after_name >> state && state != 'Z' && state != 'X';
+}
+
+class SignalToOneRank : public testing::TestWithParam<std::tuple<int, int>> {};
+
+// docs/scaling.md: a stop signal to any rank stops every rank after the measurement in progress,
+// with the finished configurations in the results file and the signal's status (130, 143).
+TEST_P(SignalToOneRank, EveryRankStopsWithTheSignalsStatus) {
+    SKIP_WITHOUT_MPIRUN();
+    const auto [signal_number, signalled_rank] = GetParam();
+    nbody::testing::TempDir dir;
+    const std::string matrix = dir.write("m.json", R"({"name": "stopped", "steps": 20, "warmup_steps": 0, "repetitions": 2,
+        "groups": [{"variants": ["omp.simd"], "n": [1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 1800, 1900, 2000,
+                    2100, 2200, 2300, 2400, 2500], "d": [4], "tunings": {"threads": [1]}}]})");
+    const std::string results = dir.file("r.json");
+    const std::string log = dir.file("log.txt");
+    const auto command = mpirun_bench(2, {"matrix", matrix, "--out", results, "--progress", "log"});
+    const pid_t mpirun = fork();
+    ASSERT_GE(mpirun, 0);
+    if (mpirun == 0) {
+        setpgid(0, 0);
+        const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+        std::vector<char*> argv;
+        for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    setpgid(mpirun, mpirun);
+    std::map<int, pid_t> ranks;
+    const auto end_job = [&] {  // the ranks too: Open MPI may start them in groups of their own
+        for (const auto& [rank, pid] : ranks) kill(pid, SIGKILL);
+        kill(-mpirun, SIGKILL);
+        waitpid(mpirun, nullptr, 0);
+    };
+    // Running: the first configuration (2 repetitions and 4 aggregates) is in the file.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::size_t entries = 0;
+    while (entries < 6 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::ifstream in(results);
+        const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
+        if (!document.is_discarded()) entries = document["benchmarks"].size();
+    }
+    if (entries < 6) end_job();
+    ASSERT_GE(entries, 6u) << nbody::testing::read_text(log);
+    ranks = ranks_of(mpirun);
+    if (ranks.size() != 2) end_job();
+    ASSERT_EQ(ranks.size(), 2u) << "mpirun's children with a rank";
+    ASSERT_EQ(kill(ranks.at(signalled_rank), signal_number), 0);
+
+    int status = 0;
+    pid_t ended = 0;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<int>(fault_limit_seconds));
+    while ((ended = waitpid(mpirun, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (ended == 0) end_job();
+    const std::string output = nbody::testing::read_text(log);
+    ASSERT_EQ(ended, mpirun) << "a signal to rank " << signalled_rank << " left mpirun running past " << fault_limit_seconds
+                             << " s:\n" << output;
+    ASSERT_TRUE(WIFEXITED(status)) << output;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal_number) << output;
+    for (const auto& [rank, pid] : ranks) EXPECT_FALSE(running(pid)) << "rank " << rank << " still runs";
+    EXPECT_NE(output.find(std::string("interrupted by ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM")), std::string::npos)
+        << output;
+    std::ifstream in(results);
+    const nlohmann::json stopped = nlohmann::json::parse(in);
+    EXPECT_TRUE(nbody::check_results(stopped).empty());
+    EXPECT_GE(stopped["benchmarks"].size(), 6u);
+    EXPECT_LT(stopped["benchmarks"].size(), 16u * 6u);
+}
+
+INSTANTIATE_TEST_SUITE_P(SignalsAndRanks, SignalToOneRank, testing::Combine(testing::Values(SIGTERM, SIGINT), testing::Values(0, 1)),
+                         [](const auto& info) {
+                             return std::string(std::get<0>(info.param) == SIGINT ? "SIGINT" : "SIGTERM") + "_to_rank_" +
+                                    std::to_string(std::get<1>(info.param));
+                         });
 
 }  // namespace

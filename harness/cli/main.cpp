@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nbody-bench: %s\n", nbody::one_line(e.what()).c_str());
         return 2;
     }
+    // Before any other collective: ranks given other options would wait in different collectives.
+    ranks->require_same_command_line(argc, argv);
     // Rank 0 alone prints results; the other ranks' stdout would repeat it. Their stderr stays:
     // a failure there is reported by the rank that saw it.
     if (!ranks->writes_output() && std::freopen("/dev/null", "w", stdout) == nullptr) {

@@ -93,10 +93,12 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
         for (std::size_t i = 0; i < s.not_run.size() && i < 10; ++i) names += (i ? ", " : "") + s.not_run[i];
         if (s.not_run.size() > 10) names += fmt::format(" and {} more", s.not_run.size() - 10);
         std::fflush(stdout);
-        fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
-                           "continue with: nbody-bench matrix {} --out {} --resume\n",
-                   signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
-                   display_path(o.run.out_path), display_path(o.matrix_path), display_path(o.run.out_path));
+        if (ranks.writes_output())  // every rank stopped at the same point: rank 0 says so
+            fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
+                               "continue with: nbody-bench matrix {} --out {} --resume
+",
+                       signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
+                       display_path(o.run.out_path), display_path(o.matrix_path), display_path(o.run.out_path));
         return 128 + s.interrupted_by;
     }
     // Rank 0 verified and recorded: every rank exits with its verdict.

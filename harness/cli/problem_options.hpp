@@ -1,6 +1,7 @@
 #pragma once
 // Command-line options shared by the subcommands that build a problem.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,7 @@ struct CostOptions {
 
 // --device-collectives (run, verify, matrix): how a distributed GPU variant's ranks move device data.
 struct DistributionOptions {
-    DeviceCollectives device_collectives = DeviceCollectives::nccl;
+    std::optional<DeviceCollectives> device_collectives;  // nullopt: not given (NCCL)
     void add_to(CLI::App& app);
 };
 

@@ -179,7 +179,7 @@ public:
         finish_current();
         for (const Attempt& a : attempts_)
             if (a.interrupted) summary_.not_run.push_back(a.config->name);
-        if (!summary_.not_run.empty()) summary_.interrupted_by = interrupt_signal();
+        if (!summary_.not_run.empty()) summary_.interrupted_by = agreed_stop_signal_;
         return summary_;
     }
 
@@ -249,15 +249,18 @@ private:
     int agreed_interrupt_signal() {
         const int signal = interrupt_signal();
         if (!spans_ranks_) return signal;
-        std::int32_t seen[] = {signal};
+        // Every rank names the same signal (SIGTERM when any rank saw one), so their exit statuses agree.
+        std::int32_t seen[] = {signal == SIGINT, signal == SIGTERM};
         options_.distributions->host().allreduce_sum(std::span<std::int32_t>(seen));
-        return seen[0] != 0 ? (signal != 0 ? signal : SIGTERM) : 0;
+        return seen[1] != 0 ? SIGTERM : seen[0] != 0 ? SIGINT : 0;
     }
 
     // Google Benchmark calls this once per repetition of configuration `slot`.
     void repetition(std::size_t slot, benchmark::State& state) {
         Attempt& a = attempts_[slot];
-        if (options_.stop_on_signals && agreed_interrupt_signal() != 0) {
+        // Once agreed, the stop holds on every rank together: no further all-reduce.
+        if (options_.stop_on_signals && agreed_stop_signal_ == 0) agreed_stop_signal_ = agreed_interrupt_signal();
+        if (agreed_stop_signal_ != 0) {
             // Stop: what finished is written (the previous configuration, when this one had not
             // begun); this configuration, begun or not, is left for --resume.
             if (current_ != slot) finish_current();
@@ -401,6 +404,11 @@ private:
         e["warmup_steps"] = c.warmup_steps;
         if (c.min_time_s > 0) e["min_time_s"] = c.min_time_s;
         e["ranks"] = ranks();
+        if (!c.variant->runs_on_gpu) {
+            const HostThreading threading = host_threading(*c.variant, c.tuning);
+            e["host_threads"] = threading.threads;
+            e["thread_binding"] = threading.binding;
+        }
         return e;
     }
 
@@ -543,6 +551,7 @@ private:
     std::optional<Progress> progress_;
     CollectingReporter* reporter_ = nullptr;
     std::size_t current_ = kNone;
+    int agreed_stop_signal_ = 0;  // the stop signal every rank agreed on, 0 while none
     MatrixRunSummary summary_;
 };
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -11,6 +13,7 @@
 #include <utility>
 
 #include "nbody/errors.hpp"
+#include "nbody/io.hpp"
 #ifdef NBODY_WITH_MPI
 #include "nbody/mpi_communicator.hpp"
 #endif
@@ -101,6 +104,68 @@ void DistributedRun::fail(int exit_status, std::string_view message) {
     std::abort();  // abort_all never returns; a virtual call does not tell the compiler so
 }
 
+namespace {
+
+// The option argument `i` of `arguments` belongs to, with its value: "--seed 7" for either word of
+// "--seed 7", "--allow-long" for a flag, 'run' for a word that follows no option (the subcommand, a
+// matrix file).
+std::string option_at(const std::vector<std::string>& arguments, std::size_t i) {
+    const auto is_option = [&](std::size_t k) { return arguments[k].size() > 1 && arguments[k][0] == '-'; };
+    // An option's value as typed when it is short and plain, quoted and escaped otherwise.
+    const auto value = [&](std::size_t k) {
+        const std::string& text = arguments[k];
+        const bool plain = !text.empty() && text.size() <= 40 &&
+                           std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 127 && c != '\''; });
+        return plain ? text : quoted_excerpt(text);
+    };
+    if (is_option(i)) return i + 1 < arguments.size() && !is_option(i + 1) ? arguments[i] + " " + value(i + 1) : value(i);
+    if (i > 0 && is_option(i - 1)) return arguments[i - 1] + " " + value(i);
+    return quoted_excerpt(arguments[i]);
+}
+
+}  // namespace
+
+std::string command_line_difference(const std::vector<std::string>& rank0, const std::vector<std::string>& mine, int my_rank) {
+    std::size_t i = 0;
+    while (i < rank0.size() && i < mine.size() && rank0[i] == mine[i]) ++i;
+    if (i == rank0.size() && i == mine.size()) return "";
+    const std::string rank = "rank " + std::to_string(my_rank);
+    if (i == rank0.size()) return rank + " was started with " + option_at(mine, i) + ", rank 0 without it";
+    if (i == mine.size()) return rank + " was started without " + option_at(rank0, i) + ", rank 0 with it";
+    return rank + " was started with " + option_at(mine, i) + ", rank 0 with " + option_at(rank0, i);
+}
+
+void DistributedRun::require_same_command_line(int argc, char** argv) {
+    if (!distributed()) return;
+    Communicator& ranks = *communicator_;
+    const std::vector<std::string> mine(argv + std::min(argc, 1), argv + argc);
+    std::string joined;  // each argument followed by a NUL, which no argument holds
+    for (const std::string& argument : mine) joined += argument + '\0';
+    // Rank 0's length first (a fixed size), then rank 0's arguments (a size every rank now knows).
+    std::int64_t rank0_length = static_cast<std::int64_t>(joined.size());
+    ranks.broadcast(std::as_writable_bytes(std::span(&rank0_length, 1)), 0);
+    std::string rank0_joined = ranks.rank() == 0 ? joined : std::string(static_cast<std::size_t>(rank0_length), '\0');
+    ranks.broadcast(std::as_writable_bytes(std::span(rank0_joined.data(), rank0_joined.size())), 0);
+    std::vector<std::int32_t> differs(static_cast<std::size_t>(ranks.size()), 0);
+    differs[static_cast<std::size_t>(ranks.rank())] = rank0_joined != joined;
+    ranks.allreduce_sum(std::span<std::int32_t>(differs));
+    const auto first = std::find(differs.begin(), differs.end(), 1);
+    if (first == differs.end()) return;
+    const int reporting = static_cast<int>(first - differs.begin());
+    if (ranks.rank() == reporting) {
+        std::vector<std::string> rank0;
+        for (std::size_t start = 0; start < rank0_joined.size();) {
+            const std::size_t end = rank0_joined.find('\0', start);
+            rank0.push_back(rank0_joined.substr(start, end - start));
+            start = end + 1;
+        }
+        fail(2, "nbody-bench: " + command_line_difference(rank0, mine, reporting) +
+                    ": every rank of a run must be started with the same command line (docs/scaling.md)");
+    }
+    ranks.barrier();  // never passed: the reporting rank ends every rank
+    fail(2, "nbody-bench: rank " + std::to_string(reporting) + " was started with another command line than rank 0");
+}
+
 std::vector<std::string> allgather_strings(Communicator& communicator, std::string_view text) {
     constexpr std::size_t bytes_per_rank = 256;  // 64 int32 per rank, NUL-padded
     constexpr std::size_t words_per_rank = bytes_per_rank / sizeof(std::int32_t);
@@ -161,8 +226,14 @@ const char* to_string(DeviceCollectives kind) {
     throw std::logic_error("unknown DeviceCollectives kind");
 }
 
-ProblemDistributions::ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind)
-    : run_(run), registry_(registry), kind_(kind) {}
+ProblemDistributions::ProblemDistributions(DistributedRun& run, const Registry& registry,
+                                           std::optional<DeviceCollectives> chosen)
+    : run_(run), registry_(registry), kind_(chosen.value_or(DeviceCollectives::nccl)) {
+    if (chosen && !run.distributed())
+        std::fprintf(stderr, "nbody-bench: note: --device-collectives %s has no effect in a single process (it chooses how the "
+                             "ranks of a GPU variant under mpirun exchange device data)\n",
+                     to_string(*chosen));
+}
 
 void ProblemDistributions::prepare(const std::vector<const VariantDescriptor*>& variants) {
     if (!spans_ranks()) return;

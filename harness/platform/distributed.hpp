@@ -45,6 +45,14 @@ public:
     bool distributed() const { return communicator_->size() > 1; }
     bool writes_output() const { return communicator_->rank() == 0; }
 
+    // Every rank must run the same command line: each rank compares the arguments after the
+    // program's name with rank 0's right after MPI starts, through messages whose sizes every rank
+    // knows beforehand, so that ranks given other options or another subcommand can neither hang
+    // nor truncate a message. The lowest rank that differs ends every rank with exit status 2,
+    // naming the first option that differs (command_line_difference). Nothing in a single process.
+    // A collective: every rank calls it, before any other.
+    void require_same_command_line(int argc, char** argv);
+
     // A failure on this rank: prints "rank r of G: message" and ends every rank with exit_status
     // (non-zero). In a single process it prints the same line and exits.
     [[noreturn]] void fail(int exit_status, std::string_view message);
@@ -64,6 +72,11 @@ private:
     std::unique_ptr<Communicator> communicator_;
 };
 
+// How the arguments `mine` of rank `my_rank` differ from rank 0's, at the first argument that
+// differs, with the option it belongs to: "rank 1 was started with --seed 7, rank 0 with --seed 42",
+// "rank 1 was started with --allow-long, rank 0 without it"; "" when they are the same.
+std::string command_line_difference(const std::vector<std::string>& rank0, const std::vector<std::string>& mine, int my_rank);
+
 // --device-collectives: "nccl", "host-staged" or "peer"; UsageError naming the option otherwise.
 DeviceCollectives parse_device_collectives(const std::string& text);
 const char* to_string(DeviceCollectives kind);
@@ -73,7 +86,9 @@ const char* to_string(DeviceCollectives kind);
 // ranks, `distribution.device` the model's device communicator (one per process, created once).
 class ProblemDistributions {
 public:
-    ProblemDistributions(DistributedRun& run, const Registry& registry, DeviceCollectives kind);
+    // `chosen`: --device-collectives as given, nullopt when it was not (NCCL). Given in a single
+    // process, where no device data moves between ranks, a note on stderr says it has no effect.
+    ProblemDistributions(DistributedRun& run, const Registry& registry, std::optional<DeviceCollectives> chosen);
     ProblemDistributions(const ProblemDistributions&) = delete;
     ProblemDistributions& operator=(const ProblemDistributions&) = delete;
 

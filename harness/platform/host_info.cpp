@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "nbody/physics.hpp"
+#include "nbody/start_affinity.hpp"
 
 namespace nbody {
 
@@ -67,29 +68,15 @@ bool env_number(const char* name, double& value) {
     return true;
 }
 
+// The CPUs the process was started on (start_affinity.hpp): OpenMP's binding or Kokkos may since
+// have pinned the main thread to one of them.
 std::vector<int> allowed_cpus() {
-    std::set<int> cpus;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.insert(c);
-    }
-#ifdef _OPENMP
-    // With OMP_PROC_BIND set, libgomp pins the main thread to its first place while it loads,
-    // before any of this program runs; its places still list every CPU the process was given.
-    for (int place = 0; place < omp_get_num_places(); ++place) {
-        std::vector<int> ids(static_cast<std::size_t>(omp_get_place_num_procs(place)));
-        omp_get_place_proc_ids(place, ids.data());
-        cpus.insert(ids.begin(), ids.end());
-    }
-#endif
-    if (cpus.empty()) cpus.insert(0);
-    return {cpus.begin(), cpus.end()};
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &start_affinity())) cpus.push_back(c);
+    return cpus;
 }
 
-// Read when the program loads, before any variant runs: a runtime that pins the main thread
-// (Kokkos with OpenMP does) would otherwise make the process look like it has one CPU.
 const std::vector<int> cpus_at_start = allowed_cpus();
 
 // The core clock as it runs now: a chain of dependent 64-bit multiplies retires one multiply
@@ -287,10 +274,27 @@ double gpu_interaction_limit(const GpuLimitInputs& in) {
     return in.sm_count * in.sm_clock_hz * in.lanes_per_sm / in.instructions_per_interaction;
 }
 
-int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning) {
-    const CpuInfo& cpu = host_cpu_info();
-    if (variant.backend == "serial" || variant.execution_space == "serial") return 1;
-    int threads = cpu.logical_cpus;
+namespace {
+
+const char* openmp_binding() {
+#ifdef _OPENMP
+    switch (omp_get_proc_bind()) {
+        case omp_proc_bind_false: return "none";
+        case omp_proc_bind_true: return "true";
+        case omp_proc_bind_master: return "primary";
+        case omp_proc_bind_close: return "close";
+        case omp_proc_bind_spread: return "spread";
+    }
+#endif
+    return "none";
+}
+
+}  // namespace
+
+HostThreading host_threading(const VariantDescriptor& variant, const TuningValues& tuning) {
+    if (variant.execution_space == "tbb") return {start_cpu_count(), "none"};
+    if (variant.backend == "serial" || variant.execution_space == "serial") return {1, openmp_binding()};
+    int threads = host_cpu_info().logical_cpus;
     if (const auto it = tuning.find("threads"); it != tuning.end()) {
         threads = static_cast<int>(tuning_int(tuning, "threads"));
     } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr) {
@@ -299,7 +303,11 @@ int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning)
         const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
         if (ec == std::errc() && parsed > 0) threads = parsed;
     }
-    return std::clamp(threads, 1, cpu.physical_cores);
+    return {threads, openmp_binding()};
+}
+
+int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning) {
+    return std::clamp(host_threading(variant, tuning).threads, 1, host_cpu_info().physical_cores);
 }
 
 }  // namespace nbody

@@ -5,7 +5,7 @@
 //
 // How each CPU input is read (and recorded beside its value, in `*_source`):
 //  - cores: distinct (package, core) pairs of /sys/devices/system/cpu/cpuN/topology among the CPUs
-//    this process may run on (sched_getaffinity at load, with OpenMP's places); SMT siblings share
+//    this process was started on (start_affinity.hpp: before OpenMP's binding); SMT siblings share
 //    one core's FP32 pipes.
 //  - clock: the larger of the reported clock (cpufreq's cpuinfo_max_freq, else the highest "cpu MHz"
 //    of /proc/cpuinfo, which on virtual machines is often the nominal clock) and the clock measured
@@ -86,8 +86,20 @@ GpuLimitInputs gpu_limit_inputs(const GpuInfo& gpu, const Workload& workload);
 // Interactions per second the GPU could do; 0 when an input is unknown.
 double gpu_interaction_limit(const GpuLimitInputs& inputs);
 
-// Cores a CPU variant keeps busy: 1 for serial execution, else its `threads` tuning, else
-// OMP_NUM_THREADS, else every CPU this process may use; at most the physical cores.
+// The host threads a CPU variant computes with, and how they are bound (results' `host_threads`
+// and `thread_binding`):
+//  - TBB's (execution space "tbb": stdpar, thrust@tbb): one per CPU the process started on,
+//    binding "none": they run on every one of them whatever OMP_PROC_BIND says (tbb_start_arena.hpp);
+//  - serial execution: 1, the main thread, bound as OpenMP binds it;
+//  - every other: its `threads` tuning, else OMP_NUM_THREADS, else every CPU this process may use,
+//    bound as OpenMP binds its threads (OMP_PROC_BIND: "none", "true", "primary", "close", "spread").
+struct HostThreading {
+    int threads = 1;
+    std::string binding;
+};
+HostThreading host_threading(const VariantDescriptor& variant, const TuningValues& tuning);
+
+// Cores a CPU variant keeps busy: host_threading's threads, at most the physical cores.
 int cpu_cores_used(const VariantDescriptor& variant, const TuningValues& tuning);
 
 }  // namespace nbody

@@ -5,7 +5,9 @@
 // its pull computation. One step: advance_before_force (leapfrog), the pulls, advance_after_force,
 // then the activity map: each body's cell in parallel, counted with std::atomic_ref under `par`
 // (an atomic is not allowed under par_unseq, whose iterations may interleave on one thread), and
-// the counts normalised as the reference does (count * activity_scale, float32).
+// the counts normalised as the reference does (count * activity_scale, float32). The algorithms run
+// in the arena of tbb_start_arena.hpp: on the CPUs the process started on, whatever OpenMP's
+// binding variables did to the main thread.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include "index_iterator.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/tbb_start_arena.hpp"
 #include "nbody/variant.hpp"
 #include "nbody/workload_dispatch.hpp"
 
@@ -40,17 +43,21 @@ public:
 
     void upload(const BodiesT<Real>& initial) final {
         bodies_ = initial;
-        if (needs_initial_pull(problem_.workload.integrator)) pulls_of_dim();
-        update_map();
+        in_start_affinity_arena([&] {
+            if (needs_initial_pull(problem_.workload.integrator)) pulls_of_dim();
+            update_map();
+        });
     }
 
     void advance(int steps) final {
-        for (int s = 0; s < steps; ++s) {
-            if (dim() == 3)
-                step<3>();
-            else
-                step<2>();
-        }
+        in_start_affinity_arena([&] {
+            for (int s = 0; s < steps; ++s) {
+                if (dim() == 3)
+                    step<3>();
+                else
+                    step<2>();
+            }
+        });
     }
 
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) final {

@@ -20,6 +20,8 @@ struct Backend {
     using vector = thrust::cuda::vector<T>;
     static auto policy() { return thrust::cuda::par; }
     // The threads the GPU keeps resident at once: what thrust.split_j's work items must fill.
+    template <class Work>
+    static void run(Work&& work) { work(); }
     static long concurrent_threads() {
         int device = 0, multiprocessors = 0, threads_per_multiprocessor = 0;
         cudaError_t status = cudaGetDevice(&device);

@@ -17,6 +17,8 @@ struct Backend {
     using vector = thrust::omp::vector<T>;
     static auto policy() { return thrust::omp::par; }
     static long concurrent_threads() { return omp_get_max_threads(); }
+    template <class Work>
+    static void run(Work&& work) { work(); }
     static void synchronize() {}
     static Availability availability() { return {}; }
 };

@@ -1,9 +1,9 @@
 // The Thrust model on its TBB backend (CPU): thrust.*@tbb.
 #define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_TBB
-#include <tbb/task_arena.h>
 #include <thrust/system/tbb/execution_policy.h>
 #include <thrust/system/tbb/vector.h>
 
+#include "nbody/tbb_start_arena.hpp"
 #include "nbody/variant.hpp"
 
 #define NBODY_THRUST_SPACE backend_tbb
@@ -15,7 +15,10 @@ struct Backend {
     template <class T>
     using vector = thrust::tbb::vector<T>;
     static auto policy() { return thrust::tbb::par; }
-    static long concurrent_threads() { return tbb::this_task_arena::max_concurrency(); }
+    static long concurrent_threads() { return start_affinity_arena().max_concurrency(); }
+    // On the CPUs the process started on, whatever OpenMP's binding did to the calling thread.
+    template <class Work>
+    static void run(Work&& work) { in_start_affinity_arena(std::forward<Work>(work)); }
     static void synchronize() {}
     static Availability availability() { return {}; }
 };

@@ -1,8 +1,9 @@
 // The Thrust model's one source, compiled once per backend (backend_<space>.*): each includes its
 // system's headers, defines NBODY_THRUST_SPACE (the backend's namespace) and in it the Backend
 // struct (the system's execution policy and vector type, the ids' "@space", availability, how to
-// wait for the device), then includes this file. Every backend's code lives in a namespace of its
-// own, so the backends' instantiations of the same templates never meet in one binary.
+// wait for the device, `run` wrapping the work of upload, advance and download: TBB's arena on the
+// CPUs the process started on), then includes this file. Every backend's code lives in a
+// namespace of its own, so the backends' instantiations of the same templates never meet in one binary.
 //
 // State, structure of arrays in the backend's memory: positions, velocities, pulls per axis,
 // masses; thrust.packed also keeps (x, y, z, m) packed per body, thrust.split_j each body scaled by
@@ -408,22 +409,26 @@ public:
 
     void upload(const BodiesT<Real>& initial) override {
         if (force_ == Force::split_j) require_foldable_masses(initial, problem_.constants.softening, id_, "thrust.packed");
-        for (int k = 0; k < Dim; ++k) {
-            thrust::copy(initial.position(k).begin(), initial.position(k).end(), position_[k].begin());
-            thrust::copy(initial.velocity(k).begin(), initial.velocity(k).end(), velocity_[k].begin());
-        }
-        thrust::copy(initial.m.begin(), initial.m.end(), mass_.begin());
-        if (needs_initial_pull(problem_.workload.integrator)) compute_pulls();
-        update_map();
+        Backend::run([&] {
+            for (int k = 0; k < Dim; ++k) {
+                thrust::copy(initial.position(k).begin(), initial.position(k).end(), position_[k].begin());
+                thrust::copy(initial.velocity(k).begin(), initial.velocity(k).end(), velocity_[k].begin());
+            }
+            thrust::copy(initial.m.begin(), initial.m.end(), mass_.begin());
+            if (needs_initial_pull(problem_.workload.integrator)) compute_pulls();
+            update_map();
+        });
     }
 
     void advance(int steps) override {
-        for (int s = 0; s < steps; ++s) {
-            if (problem_.workload.integrator == Integrator::leapfrog) advance_half<true>();
-            compute_pulls();
-            advance_half<false>();
-            update_map();
-        }
+        Backend::run([&] {
+            for (int s = 0; s < steps; ++s) {
+                if (problem_.workload.integrator == Integrator::leapfrog) advance_half<true>();
+                compute_pulls();
+                advance_half<false>();
+                update_map();
+            }
+        });
     }
 
     // thrust::<system>::par algorithms return when their work is done; the CUDA backend also waits
@@ -432,13 +437,15 @@ public:
 
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
         state = BodiesT<Real>(problem_.n, Dim);
-        for (int k = 0; k < Dim; ++k) {
-            thrust::copy(position_[k].begin(), position_[k].end(), state.position(k).begin());
-            thrust::copy(velocity_[k].begin(), velocity_[k].end(), state.velocity(k).begin());
-        }
-        thrust::copy(mass_.begin(), mass_.end(), state.m.begin());
         activity_map.resize(static_cast<std::size_t>(cells_));
-        thrust::copy(map_.begin(), map_.end(), activity_map.begin());
+        Backend::run([&] {
+            for (int k = 0; k < Dim; ++k) {
+                thrust::copy(position_[k].begin(), position_[k].end(), state.position(k).begin());
+                thrust::copy(velocity_[k].begin(), velocity_[k].end(), state.velocity(k).begin());
+            }
+            thrust::copy(mass_.begin(), mass_.end(), state.m.begin());
+            thrust::copy(map_.begin(), map_.end(), activity_map.begin());
+        });
     }
 
 private:
