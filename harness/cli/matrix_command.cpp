@@ -31,6 +31,7 @@ struct MatrixOptions {
     std::vector<std::string> groups;
     CostOptions cost;
     DistributionOptions distribution;
+    EnergyOptions energy;
 };
 
 // What a run would do: the configurations in order, what is skipped, and the estimated time of each
@@ -83,6 +84,7 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     o.run.limits = o.cost.limits();
     o.run.stop_on_signals = true;
+    o.run.read_energy = o.energy.read;
     ProblemDistributions distributions(ranks, builtin_registry(), o.distribution.device_collectives);
     o.run.distributions = &distributions;
     const MatrixRunSummary s = run_matrix(builtin_registry(), spec, o.run);
@@ -141,6 +143,7 @@ void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
     cmd->add_flag("--overwrite", o->run.overwrite, "replace an existing results file");
     o->cost.add_to(*cmd);
     o->distribution.add_to(*cmd);
+    o->energy.add_to(*cmd);
     cmd->add_option("--progress", o->progress, "auto: one redrawn line on a terminal, log lines otherwise")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "line", "log"}));

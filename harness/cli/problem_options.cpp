@@ -159,6 +159,14 @@ void CostOptions::add_to(CLI::App& app) {
         ->check(positive_finite());
 }
 
+void EnergyOptions::add_to(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--energy", [this](const std::string& text) { read = text == "on"; },
+           "on: read the device's energy over each timed phase (NVML on a GPU, RAPL on the host; "
+           "docs/results-format.md), off: do not (default on)")
+        ->check(CLI::IsMember({"on", "off"}));
+}
+
 void DistributionOptions::add_to(CLI::App& app) {
     app.add_option_function<std::string>(
            "--device-collectives",

@@ -77,6 +77,12 @@ struct DistributionOptions {
     void add_to(CLI::App& app);
 };
 
+// --energy on|off: read the energy of each timed phase (platform/energy.hpp), on by default.
+struct EnergyOptions {
+    bool read = true;
+    void add_to(CLI::App& app);
+};
+
 // The refusal of a run whose estimate exceeds the limits: a UsageError (exit 2) that says what,
 // why, and the flag that allows it.
 [[noreturn]] void refuse_costly(const std::string& what, const std::string& why);

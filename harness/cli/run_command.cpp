@@ -20,6 +20,8 @@
 #include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/distributed.hpp"
+#include "platform/energy.hpp"
+#include "platform/host_info.hpp"
 #include "platform/measure.hpp"
 
 namespace nbody {
@@ -37,6 +39,7 @@ struct RunOptions {
     ProblemOptions problem;
     CostOptions cost;
     DistributionOptions distribution;
+    EnergyOptions energy;
 };
 
 // The first body whose position or velocity is not finite, as "body I: NAME = VALUE"; "" when none.
@@ -128,6 +131,34 @@ void print_estimate(const char* command, const Cost& cost, const CostOptions& op
                    cost.rate_source, bytes_text(cost.host_bytes), why.empty() ? "" : "; " + why + ": run anyway (--allow-long)");
 }
 
+// The energy lines of `run`: the ranks' total (and each rank's over several), the clock held and the
+// efficiency at it; or why the energy was not read.
+void print_energy(const std::vector<EnergyReading>& readings, const std::optional<GpuInfo>& gpu, const Problem& problem,
+                  const Measurement& m) {
+    const EnergyReading total = total_over_ranks(readings);
+    if (!total.available) {
+        fmt::print("energy           not available ({}): {}\n", total.meter, total.reason);
+        return;
+    }
+    const EnergyFigures f = energy_figures(total, problem.n, m.steps);
+    fmt::print("energy           {:.4e} J over {:.3e} s ({:.4e} J/step), mean power {:.1f} W, {:.4e} interactions/J ({} {})\n",
+               f.energy_j, total.window_s, f.energy_per_step_j, f.mean_power_w, f.interactions_per_joule, total.meter,
+               total.device);
+    if (readings.size() > 1)
+        for (std::size_t r = 0; r < readings.size(); ++r)
+            fmt::print("energy rank {:<4} {:.4e} J, mean power {:.1f} W{}\n", r, readings[r].energy_j, readings[r].mean_power_w(),
+                       readings[r].clock_samples > 0 ? fmt::format(", SM clock {:.0f} MHz", readings[r].mean_sm_clock_mhz) : "");
+    if (f.mean_sm_clock_mhz <= 0) return;
+    const double ips = interactions_per_second(problem.n, m.time_per_step_s);
+    const GpuLimitInputs inputs = gpu ? gpu_limit_inputs(*gpu, problem.workload) : GpuLimitInputs{};
+    const double limit = gpu_interaction_limit(inputs) * problem.distribution.ranks();
+    const double at_clock = efficiency_at_clock(ips, limit, inputs.sm_clock_hz, f.mean_sm_clock_mhz);
+    fmt::print("SM clock         {:.0f} MHz (mean of {} samples over the timed phase){}\n", f.mean_sm_clock_mhz, total.clock_samples,
+               at_clock > 0 ? fmt::format("; efficiency {:.1f}% of the limit at {:.0f} MHz, {:.1f}% at the clock held", 100 * ips / limit,
+                                          inputs.sm_clock_hz * 1e-6, 100 * at_clock)
+                            : "");
+}
+
 void run(const RunOptions& o, DistributedRun& ranks) {
     const bool from_file = !o.problem.input_path.empty();
     const std::size_t asked_n = o.n != 0 || from_file ? o.n : 1024;
@@ -164,6 +195,9 @@ void run(const RunOptions& o, DistributedRun& ranks) {
         hooks.on_start = [&ranks] { ranks.communicator().barrier(); };
         hooks.agreed_steps = [&ranks](int more) { return rank0_value(ranks.communicator(), more); };
     }
+    const auto gpu = variant->runs_on_gpu ? builtin_registry().gpu() : std::nullopt;
+    const std::unique_ptr<EnergyMeter> meter = make_device_meter(variant->runs_on_gpu, gpu ? gpu->pci_bus_id : "", o.energy.read);
+    hooks.energy_meter = meter.get();
     auto simulation = variant->create(problem, tuning);
     Measurement m = measure_variant(*simulation, initial, o.warmup, o.steps, hooks);
     progress.reset();
@@ -175,6 +209,7 @@ void run(const RunOptions& o, DistributedRun& ranks) {
         problem.distribution.device != nullptr
             ? allgather_strings(ranks.communicator(), problem.distribution.device->device_description())
             : std::vector<std::string>{};
+    const std::vector<EnergyReading> energy = gather_energy_readings(ranks.communicator(), *m.energy);
 
     fmt::print("variant          {}\n", variant->id);
     fmt::print("tuning           {}\n", tuning_text(tuning));
@@ -189,6 +224,7 @@ void run(const RunOptions& o, DistributedRun& ranks) {
                m.time_per_step_s * m.steps);
     fmt::print("interactions/s   {:.4e}\n", interactions_per_second(problem.n, m.time_per_step_s));
     fmt::print("download         {:.6e} s\n", m.download_s);
+    print_energy(energy, gpu, problem, m);
     if (breakdown)
         fmt::print("step breakdown   compute {:.3f} us, exposed communication {:.3f} us, imbalance {:.3f} us of {:.3f} us "
                    "(device events, mean of {} further steps, each begun by every rank together)\n",
@@ -349,6 +385,7 @@ void add_run_command(CLI::App& app, int& exit_status, DistributedRun& ranks) {
     o->problem.add_tuning_to(*cmd);
     o->cost.add_to(*cmd);
     o->distribution.add_to(*cmd);
+    o->energy.add_to(*cmd);
     cmd->add_option("--state-out", o->state_out, "write the final state as CSV (the input format of its dimension)")
         ->check(non_empty_path());
     cmd->add_option("--map-out", o->map_out, "write the final activity map (.png: heat map; otherwise CSV)")

@@ -82,6 +82,9 @@ struct Attempt {
     std::vector<Run> runs;
     double estimated_seconds = 0;  // the whole configuration (estimate.hpp)
     bool interrupted = false;      // a stop signal came before it finished: not recorded
+    std::unique_ptr<EnergyMeter> energy_meter;  // read over each repetition's timed phase
+    double limit_clock_hz = 0;                  // the GPU clock `limit` was computed at (0: a CPU)
+    std::map<int, ordered_json> energy;         // each repetition's `energy` object
 };
 
 class MatrixRunner {
@@ -295,7 +298,8 @@ private:
                     .on_stop = [&] { state.PauseTiming(); },
                     .progress = {},
                     .min_timed_seconds = c.min_time_s,
-                    .agreed_steps = {}};
+                    .agreed_steps = {},
+                    .energy_meter = a.energy_meter.get()};
                 if (spans_ranks_)
                     hooks.agreed_steps = [this](int more) { return rank0_value(options_.distributions->host(), more); };
                 const double per_repetition = a.estimated_seconds / c.repetitions;
@@ -326,6 +330,7 @@ private:
                 state.counters["download_s"] = m.download_s;
                 state.counters["interactions_per_second"] = ips;
                 if (a.limit > 0) state.counters["efficiency"] = ips / a.limit;
+                add_energy(a, m, ips, state);
                 if (breakdown) {
                     state.counters["step_compute_s"] = breakdown->compute_s;
                     state.counters["step_exposed_communication_s"] = breakdown->exposed_communication_s;
@@ -341,14 +346,35 @@ private:
         if (a.repetitions_done == c.repetitions) a.simulation.reset();  // free device memory early
     }
 
+    // One repetition's energy counters and `energy` object (a collective: every rank reads its device's).
+    void add_energy(Attempt& a, const Measurement& m, double ips, benchmark::State& state) {
+        if (!m.energy) return;
+        const std::vector<EnergyReading> readings = gather_energy_readings(
+            spans_ranks_ ? options_.distributions->host() : DistributedRun::single_process().communicator(), *m.energy);
+        const EnergyReading total = total_over_ranks(readings);
+        a.energy[a.repetitions_done - 1] = energy_json(total, readings);
+        if (!total.available) return;
+        const EnergyFigures f = energy_figures(total, a.config->n, m.steps);
+        state.counters["energy_j"] = f.energy_j;
+        state.counters["energy_per_step_j"] = f.energy_per_step_j;
+        state.counters["mean_power_w"] = f.mean_power_w;
+        state.counters["interactions_per_joule"] = f.interactions_per_joule;
+        if (f.mean_sm_clock_mhz > 0) state.counters["mean_sm_clock_mhz"] = f.mean_sm_clock_mhz;
+        if (const double at_clock = efficiency_at_clock(ips, a.limit, a.limit_clock_hz, f.mean_sm_clock_mhz); at_clock > 0)
+            state.counters["efficiency_at_clock"] = at_clock;
+    }
+
     void prepare(Attempt& a) {
         const Configuration& c = *a.config;
         try {
+            std::string gpu_pci_bus_id;
             if (c.variant->runs_on_gpu) {
                 if (const auto gpu = registry_.gpu()) {
                     const GpuLimitInputs inputs = gpu_limit_inputs(*gpu, c.workload);
                     a.limit = gpu_interaction_limit(inputs);
                     a.limit_inputs = limit_inputs_json(inputs);
+                    a.limit_clock_hz = inputs.sm_clock_hz;
+                    gpu_pci_bus_id = gpu->pci_bus_id;
                 }
             } else {
                 a.cores = cpu_cores_used(*c.variant, c.tuning);
@@ -363,6 +389,7 @@ private:
                 if (a.limit_inputs.is_object()) a.limit_inputs["ranks"] = ranks();
                 if (a.cores) *a.cores *= ranks();
             }
+            a.energy_meter = make_device_meter(c.variant->runs_on_gpu, gpu_pci_bus_id, options_.read_energy);
             a.initial = generate_state(c.workload, c.n, spec_.seed);
             const Problem problem{.n = c.n, .d = c.d, .constants = spec_.constants, .workload = c.workload,
                                   .distribution = options_.distributions ? options_.distributions->of(*c.variant) : Distribution{}};
@@ -510,6 +537,13 @@ private:
                 for (const char* name : {"step_compute_s", "step_exposed_communication_s", "step_imbalance_s", "step_breakdown_steps"})
                     if (r.counters.count(name))
                         if (ordered_json value = counter(name); !value.is_null()) e[name] = value;
+                // Energy (docs/results-format.md): the figures where the meter read, the meter's account per repetition.
+                for (const char* name : {"energy_j", "energy_per_step_j", "mean_power_w", "interactions_per_joule",
+                                         "mean_sm_clock_mhz", "efficiency_at_clock"})
+                    if (r.counters.count(name))
+                        if (ordered_json value = counter(name); !value.is_null()) e[name] = value;
+                if (const auto energy = a.energy.find(static_cast<int>(r.repetition_index)); !aggregate && energy != a.energy.end())
+                    e["energy"] = energy->second;
                 e["efficiency_limit"] = a.limit > 0 ? json_number_or_null(a.limit) : ordered_json(nullptr);
                 e["efficiency_limit_inputs"] = a.limit_inputs;
                 e["cores_used"] = a.cores ? ordered_json(*a.cores) : ordered_json(nullptr);

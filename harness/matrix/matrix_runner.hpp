@@ -30,6 +30,8 @@ struct MatrixRunOptions {
     // Over several ranks every variant must be distributed, rank 0 alone writes the file and the
     // progress, and a failing configuration ends the run on every rank (--resume continues it).
     ProblemDistributions* distributions = nullptr;
+    // Read each timed phase's energy (NVML on a GPU, RAPL on the host: platform/energy.hpp).
+    bool read_energy = true;
 };
 
 struct MatrixRunSummary {

@@ -51,6 +51,7 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     }
 
     if (hooks.on_start) hooks.on_start();
+    if (hooks.energy_meter) hooks.energy_meter->start();
     start = Clock::now();
     advance_reporting(simulation, steps, hooks.progress, warmup, total, true);
     simulation.synchronize();
@@ -68,6 +69,7 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
     }
     m.steps = steps;
     m.time_per_step_s = seconds_since(start) / steps;
+    if (hooks.energy_meter) m.energy = hooks.energy_meter->stop();
     if (hooks.on_stop) hooks.on_stop();
 
     // download() fills the precision and dimension the state holds on entry: the initial state's.

@@ -2,9 +2,11 @@
 // Runs one configuration of one variant and times it the way SPEC §3 says.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "nbody/variant.hpp"
+#include "platform/energy.hpp"
 
 namespace nbody {
 
@@ -15,6 +17,7 @@ struct Measurement {
     double download_s = 0.0;       // state and map back to the host
     HostState final_state;         // after exactly `steps` steps from the initial state, in its precision
     std::vector<float> activity_map;
+    std::optional<EnergyReading> energy;  // over the timed phase, when the hooks held a meter
 };
 
 // Told the steps done so far (warm-up and timed steps counted together), so a long run can show
@@ -39,6 +42,9 @@ struct TimedPhaseHooks {
     // Over several ranks every rank must take the same steps: given this rank's count of further
     // steps (0: the phase is long enough), returns the count every rank takes (rank 0's).
     std::function<int(int)> agreed_steps;
+    // Read over the timed phase: started after on_start, right before the first timed step, and
+    // stopped right after the last synchronisation, before on_stop.
+    EnergyMeter* energy_meter = nullptr;
 };
 
 // Advances `steps` steps: at once without a hook, otherwise in chunks reported to the hook with

@@ -204,6 +204,33 @@ ordered_json limit_inputs_json(const GpuLimitInputs& in) {
             {"instructions_per_interaction", in.instructions_per_interaction}};
 }
 
+ordered_json energy_json(const EnergyReading& total, const std::vector<EnergyReading>& ranks) {
+    ordered_json energy = {{"meter", total.meter}, {"available", total.available}};
+    if (!total.available) energy["reason"] = total.reason;
+    if (!total.device.empty()) energy["device"] = total.device;
+    if (total.available) {
+        energy["window_s"] = total.window_s;
+        if (total.meter == "nvml") energy["clock_samples"] = total.clock_samples;
+    }
+    if (ranks.size() > 1) {
+        ordered_json each = ordered_json::array();
+        for (const EnergyReading& r : ranks) {
+            ordered_json rank = {{"device", r.device}, {"available", r.available}};
+            if (r.available) {
+                rank["energy_j"] = r.energy_j;
+                rank["window_s"] = r.window_s;
+                rank["mean_power_w"] = r.mean_power_w();
+                if (r.clock_samples > 0) rank["mean_sm_clock_mhz"] = r.mean_sm_clock_mhz;
+            } else {
+                rank["reason"] = r.reason;
+            }
+            each.push_back(rank);
+        }
+        energy["ranks"] = each;
+    }
+    return energy;
+}
+
 Workload entry_workload(const nlohmann::json& entry) {
     Workload w;  // version 1 entries have no workload fields: the canonical one
     if (entry.contains("dim")) w.dim = entry["dim"].get<int>();
@@ -211,6 +238,49 @@ Workload entry_workload(const nlohmann::json& entry) {
     if (entry.contains("integrator")) w.integrator = parse_integrator(entry["integrator"].get<std::string>());
     return w;
 }
+
+namespace {
+
+// An iteration entry's energy figures against energy_j, its timed steps and its meter's window;
+// the ranks' energies against their sum; efficiency_at_clock against the limit at the clock held.
+void check_energy_fields(const nlohmann::json& b, const std::string& where, std::vector<std::string>& problems) {
+    const auto close = [](double a, double c) { return std::abs(a - c) <= 1e-6 * std::max(std::abs(a), std::abs(c)); };
+    const auto number = [&](const char* key) -> std::optional<double> {
+        return b.contains(key) && b[key].is_number() ? std::optional(b[key].get<double>()) : std::nullopt;
+    };
+    const nlohmann::json energy = b.value("energy", nlohmann::json());
+    const auto energy_j = number("energy_j");
+    if (energy.is_object() && energy["available"].get<bool>() != energy_j.has_value())
+        problems.push_back(where + (energy_j ? ": energy_j recorded by a meter that was not available"
+                                             : ": energy.available without energy_j"));
+    if (!energy_j) return;
+    const double steps = number("timed_steps").value_or(b["steps"].get<double>());
+    if (const auto per_step = number("energy_per_step_j"); !per_step || !close(*per_step * steps, *energy_j))
+        problems.push_back(where + ": energy_per_step_j is not energy_j / timed_steps");
+    else if (const auto per_joule = number("interactions_per_joule");
+             !per_joule || !close(*per_joule * *per_step, b["n"].get<double>() * b["n"].get<double>()))
+        problems.push_back(where + ": interactions_per_joule is not n^2 / energy_per_step_j");
+    if (energy.is_object() && energy.contains("window_s"))
+        if (const auto power = number("mean_power_w"); !power || !close(*power * energy["window_s"].get<double>(), *energy_j))
+            problems.push_back(where + ": mean_power_w is not energy_j / energy.window_s");
+    if (energy.is_object() && energy.contains("ranks")) {
+        double sum = 0.0;
+        for (const auto& rank : energy["ranks"]) sum += rank.value("energy_j", 0.0);
+        if (!close(sum, *energy_j)) problems.push_back(where + ": energy_j is not the sum of energy.ranks' energy_j");
+    }
+    if (const auto at_clock = number("efficiency_at_clock")) {
+        const auto clock = number("mean_sm_clock_mhz"), ips = number("interactions_per_second"),
+                   limit = number("efficiency_limit");
+        const nlohmann::json inputs = b.value("efficiency_limit_inputs", nlohmann::json());
+        const bool known = clock && ips && limit && inputs.is_object() && inputs.contains("sm_clock_hz");
+        if (!known || !close(*at_clock, efficiency_at_clock(*ips, *limit, inputs["sm_clock_hz"].get<double>(), *clock)))
+            problems.push_back(where +
+                               ": efficiency_at_clock is not interactions_per_second / (efficiency_limit x "
+                               "mean_sm_clock_mhz / efficiency_limit_inputs.sm_clock_hz)");
+    }
+}
+
+}  // namespace
 
 std::vector<std::string> check_results(const nlohmann::json& doc) {
     std::vector<std::string> problems = validate_json_schema(results_schema(), doc);
@@ -288,6 +358,7 @@ std::vector<std::string> check_results(const nlohmann::json& doc) {
                 problems.push_back(where + ": efficiency_limit is not the product of efficiency_limit_inputs");
         }
         if (b["device"] == "cpu" && b["cores_used"].is_null()) problems.push_back(where + ": a CPU entry without cores_used");
+        if (!aggregate) check_energy_fields(b, where, problems);
     }
     for (const auto& [run_name, count] : iterations_of)
         if (count != repetitions_of[run_name])

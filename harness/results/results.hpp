@@ -6,6 +6,7 @@
 
 #include "matrix/matrix.hpp"
 #include "nbody/registry.hpp"
+#include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 
 namespace nbody {
@@ -31,6 +32,10 @@ std::string iso8601_now();
 nlohmann::ordered_json limit_inputs_json(const CpuLimitInputs& inputs);
 nlohmann::ordered_json limit_inputs_json(const GpuLimitInputs& inputs);
 
+// An entry's `energy` object (docs/results-format.md): its meter, whether it read (else why), the
+// meter's window and clock samples, and over several ranks each rank's reading.
+nlohmann::ordered_json energy_json(const EnergyReading& total, const std::vector<EnergyReading>& ranks);
+
 // The workload an entry records; 2d/fp32/euler where it records none (version 1).
 Workload entry_workload(const nlohmann::json& entry);
 
@@ -40,7 +45,8 @@ const nlohmann::json& results_schema();
 // Violations of the schema, then of what the schema cannot say (interactions/s = N^2 / time per step,
 // efficiency = interactions/s / limit, the limit = the product of its inputs with the workload's
 // instruction count, real_time = time per step, run_name = the name of the entry's fields, one entry
-// per repetition, unique names).
+// per repetition, unique names, the energy figures derived from energy_j as docs/results-format.md
+// says and the ranks' energies summing to energy_j).
 std::vector<std::string> check_results(const nlohmann::json& document);
 
 }  // namespace nbody

@@ -89,6 +89,9 @@ std::optional<GpuInfo> probe_gpu() {
     info.memory_bus_width_bits = bus_width_bits;
     info.driver_version = cuda_version_text(driver);
     info.runtime_version = cuda_version_text(runtime);
+    char bus_id[32] = {};
+    NBODY_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+    info.pci_bus_id = bus_id;
     return info;
 }
 

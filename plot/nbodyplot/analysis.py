@@ -164,6 +164,7 @@ class SummaryRow:
     best: Config                   # the model's fastest variant there (any build, fastest tuning)
     compared_with: str | None = None   # the hand-written model a Kokkos row is compared with
     ratio: float | None = None         # Kokkos interactions/s ÷ the hand-written model's, same problem
+    energy_ratio: float | None = None  # Kokkos joules per interaction ÷ the hand-written model's, same problem
 
 
 @dataclass
@@ -208,6 +209,8 @@ def _rows_at(best: dict, group: list[str], problem: tuple) -> list[SummaryRow]:
             r.compared_with = kokkos_partner(r.model)
             if hand is not None and r.compared_with == hand.model:
                 r.ratio = hand.best.time / r.best.time
+                if hand.best.interactions_per_joule and r.best.interactions_per_joule:
+                    r.energy_ratio = hand.best.interactions_per_joule / r.best.interactions_per_joule
     return rows
 
 

@@ -94,6 +94,7 @@ def run(argv: list[str]) -> Path:
         "time_vs_n": figures.time_vs(configs, "n", out_dir, formats),
         "time_vs_d": figures.time_vs(configs, "d", out_dir, formats),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir, formats),
+        "interactions_per_joule_vs_n": figures.interactions_per_joule_vs_n(configs, out_dir, formats),
         "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir, formats),
         "thread_scaling": figures.thread_scaling(configs, out_dir, formats),
     }

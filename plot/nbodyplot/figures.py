@@ -154,13 +154,20 @@ def _model_grid(panels: list[tuple], panel_width: float = 8.0, panel_height: flo
     return fig, placed
 
 
+# A sweep's quantity -> how a configuration gives it.
+SWEEP_QUANTITIES = {"time": lambda c: c.time, "efficiency": lambda c: c.efficiency,
+                    "interactions_per_joule": lambda c: c.interactions_per_joule}
+
+
 def draw_sweep(configs, axis: str, quantity: str):
-    """Time per step (quantity "time") or efficiency ("efficiency") against N (axis "n") or D ("d"):
-    a panel per device and model, a line per variant, build, workload and fixed value of the other axis
-    (points of different builds are never joined). Returns the figure, or None without a sweep."""
+    """Time per step (quantity "time"), efficiency ("efficiency") or interactions per joule
+    ("interactions_per_joule") against N (axis "n") or D ("d"): a panel per device and model, a line per
+    variant, build, workload and fixed value of the other axis (points of different builds are never
+    joined). Returns the figure, or None without a sweep."""
     lines = analysis.sweeps(configs, axis)
-    if quantity == "efficiency":
-        lines = {panel: {k: [c for c in v if c.efficiency is not None] for k, v in by.items()}
+    value = SWEEP_QUANTITIES[quantity]
+    if quantity != "time":
+        lines = {panel: {k: [c for c in v if value(c) is not None] for k, v in by.items()}
                  for panel, by in lines.items()}
         lines = {panel: {k: v for k, v in by.items() if len(v) >= 2} for panel, by in lines.items()}
         lines = {panel: by for panel, by in lines.items() if by}
@@ -179,7 +186,7 @@ def draw_sweep(configs, axis: str, quantity: str):
         xs_all, ys_all = [], [1.0] if quantity == "efficiency" else []
         for key, line in by_line.items():
             xs = [getattr(c, axis) for c in line]
-            ys = [c.time if quantity == "time" else c.efficiency for c in line]
+            ys = [value(c) for c in line]
             colour, marker = styles[key.variant]
             own = series_context(key, keys, fixed)[1]
             ax.plot(xs, ys, marker=marker, color=colour, linestyle=line_style(contexts.index(own)), markersize=4,
@@ -198,7 +205,8 @@ def draw_sweep(configs, axis: str, quantity: str):
         shared = series_context(keys[0], keys, fixed)[0]
         ax.set_title(f"{device}\n{model}" + (f" — {shared}" if shared else ""), fontsize=9)
         ax.set_xlabel("bodies N" if axis == "n" else "activity map size D (D × D cells)")
-        ax.set_ylabel("time per step (s)" if quantity == "time" else "efficiency (fraction of the limit)")
+        ax.set_ylabel({"time": "time per step (s)", "efficiency": "efficiency (fraction of the limit)",
+                       "interactions_per_joule": "interactions per joule"}[quantity])
         legend_beside(ax)
     for ax in ys_by_ax:
         # Log-log against N (time grows as N², efficiency is read as a roofline); against D where the
@@ -209,8 +217,10 @@ def draw_sweep(configs, axis: str, quantity: str):
         elif quantity == "efficiency":
             ax.set_ylim(0, 1.1)
     name = "N" if axis == "n" else "D"
-    fig.suptitle(f"Time per step against {name}" if quantity == "time" else
-                 "Efficiency against N: achieved interactions/s ÷ the device's limit (SPEC §3)",
+    fig.suptitle({"time": f"Time per step against {name}",
+                  "efficiency": "Efficiency against N: achieved interactions/s ÷ the device's limit (SPEC §3)",
+                  "interactions_per_joule": "Interactions per joule against N: N² ÷ the device's energy per step "
+                                            "(NVML on a GPU, RAPL on a host)"}[quantity],
                  fontsize=11)
     fig.text(0.5, -0.005, "Each line: one variant of one build at its fastest tuning; colour and marker: the "
              "variant; line style: build / workload / " + fixed + " where a panel has several.",
@@ -226,6 +236,11 @@ def time_vs(configs, axis: str, out_dir: Path, formats: tuple[str, ...]) -> str 
 def efficiency_vs_n(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     fig = draw_sweep(configs, "n", "efficiency")
     return save(fig, out_dir, "efficiency_vs_n", formats) if fig else None
+
+
+def interactions_per_joule_vs_n(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
+    fig = draw_sweep(configs, "n", "interactions_per_joule")
+    return save(fig, out_dir, "interactions_per_joule_vs_n", formats) if fig else None
 
 
 PORTABLE_COLOURS = {"cuda": "tab:green", "openmp": "tab:blue", "serial": "tab:gray", "hip": "tab:red",

@@ -109,18 +109,47 @@ def glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
             if t.kind == "CPU" and kokkos.build.isa != written.build.isa:
                 isa = f"Kokkos {kokkos.build.isa}, {written.variant} {written.build.isa}: different ISAs, not like for like"
             rows.append([t.device, workload_text(t.workload), f"{r.model} ÷ {r.compared_with}", num(r.ratio),
-                         kokkos.variant, written.variant, f"{kokkos.n} / {kokkos.d}", isa])
+                         num(r.energy_ratio), kokkos.variant, written.variant, f"{kokkos.n} / {kokkos.d}", isa])
     lines = ["## Portability at a glance", "",
              "How far Kokkos stays from hand-written code on each device: the fastest Kokkos variant on a parallel "
              "execution space ÷ the fastest hand-written variant of that space's model (Kokkos on CUDA ÷ CUDA, Kokkos "
              "on OpenMP ÷ OpenMP), in interactions/s at the largest N both ran (1 = as fast, over every tuning "
              "measured). Kokkos Serial is not compared: serial.reference is the correctness baseline, not tuned code. "
              "On the host, `omp.simd` picks its vector instructions at run time; Kokkos and the other host variants "
-             "run what their build was compiled for (ISA column).", ""]
+             "run what their build was compiled for (ISA column). Energy ratio = Kokkos joules per interaction ÷ "
+             "the hand-written variant's (1 = as frugal, above 1 = Kokkos spends more; — where either read no "
+             "energy).", ""]
     if not rows:
         return lines + ["_No device ran both a Kokkos variant on a parallel space and its hand-written model._", ""]
-    return lines + table(["device", "workload", "ratio of", "ratio", "Kokkos variant", "hand-written variant",
-                          "N / D", "ISA"], rows)
+    return lines + table(["device", "workload", "ratio of", "ratio", "energy ratio", "Kokkos variant",
+                          "hand-written variant", "N / D", "ISA"], rows)
+
+
+def energy_glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
+    """Beside the speed, its cost: per device and workload, each model's fastest variant (the summary's rows)
+    in interactions per joule over the timed phase, with the power drawn and, on a GPU, the clock held."""
+    lines = ["## Energy at a glance", "",
+             "Interactions per joule = N² ÷ the device's energy per step over the timed phase (NVML's total-energy "
+             "counter on a GPU, RAPL's package counters on a host; docs/results-format.md, \"Energy\"), for each "
+             "model's fastest variant of the summary. Efficiency at clock = the fraction of the limit at the mean SM "
+             "clock the GPU held (SPEC §3), beside the efficiency at its rated clock.", ""]
+    rows, reasons = [], set()
+    for t in summary:
+        for r in t.rows:
+            c = r.best
+            if c.interactions_per_joule is None:
+                reasons.add(f"{t.device}: {c.energy_reason}" if c.energy_reason else f"{t.device}: not recorded")
+            rows.append([t.device, workload_text(t.workload), f"{c.n} / {c.d}", r.model, c.variant,
+                         num(c.interactions_per_joule), num(c.values.get("energy_per_step_j")),
+                         num(c.values.get("mean_power_w")), num(c.values.get("mean_sm_clock_mhz")), num(c.efficiency),
+                         num(c.values.get("efficiency_at_clock"))])
+    if not any(row[5] != num(None) for row in rows):
+        return lines + ["_No energy in these results_ (" + "; ".join(sorted(reasons)) + ").", ""]
+    lines += table(["device", "workload", "N / D", "model", "best variant", "interactions/J", "J/step", "mean W",
+                    "SM clock (MHz)", "efficiency", "efficiency at clock"], rows)
+    if reasons:
+        lines += ["No energy (—): " + "; ".join(sorted(reasons)) + ".", ""]
+    return lines
 
 
 def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict) -> list[str]:
@@ -593,6 +622,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += dirty_section(sources, all_configs)
     summary = analysis.summary(configs)
     lines += glance_section(summary)
+    lines += energy_glance_section(summary)
     lines += summary_section(configs, summary, pps, anchors)
     lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
     lines += ratio_section(configs, stems["portability_ratio_vs_n"], formats)
@@ -600,6 +630,11 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
               "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
               "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
         stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.", formats)
+    lines += ["## Interactions per joule against N", "",
+              "N² ÷ the energy per step over the timed phase (docs/results-format.md, \"Energy\"): how many "
+              "interactions each joule bought. A panel per device and model; a line per variant and build.", ""] + figure(
+        stems.get("interactions_per_joule_vs_n"), "Interactions per joule against N",
+        "No N sweep with energy in these results.", formats)
     lines += ["## Time per step against N", ""] + figure(
         stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.",
         formats)

@@ -42,8 +42,12 @@ VERDICTS = ("verified", "failed", "refused", "not verified")
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
 # The per-step breakdown of runs over ranks (docs/scaling.md) is optional: older files lack it.
 BREAKDOWN_FIELDS = ("step_compute_s", "step_exposed_communication_s", "step_imbalance_s")
+# Energy over the timed phase (docs/results-format.md, "Energy") is optional: older files and meters that
+# could not read lack it.
+ENERGY_FIELDS = ("energy_j", "energy_per_step_j", "mean_power_w", "interactions_per_joule", "mean_sm_clock_mhz",
+                 "efficiency_at_clock")
 MEASURED_FIELDS = ("time_per_step_s", "upload_s", "download_s", "interactions_per_second", "efficiency",
-                   "efficiency_limit") + ERROR_FIELDS + BREAKDOWN_FIELDS
+                   "efficiency_limit") + ERROR_FIELDS + BREAKDOWN_FIELDS + ENERGY_FIELDS
 
 
 def num(value) -> str:
@@ -170,6 +174,7 @@ class Config:
     ranks: int = 1                     # ranks the simulation ran over (mpirun -np; docs/scaling.md)
     scaling: str | None = None         # "strong" / "weak": a scripts/scaling_run.sh matrix (scaling-<kind>)
     base_device: str = ""              # the device of one rank; `device` adds "× G ranks" over several
+    energy_reason: str | None = None   # why no energy was read (a repetition's `energy.reason`), where none was
 
     @property
     def build_label(self) -> str:
@@ -226,6 +231,10 @@ class Config:
     @property
     def efficiency(self) -> float | None:
         return self.values.get("efficiency")
+
+    @property
+    def interactions_per_joule(self) -> float | None:
+        return self.values.get("interactions_per_joule")
 
     @property
     def tuning_text(self) -> str:
@@ -403,6 +412,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
     repetition_times = tuple(t for t in (_number(e, "time_per_step_s", path, i) for i, e in iterations) if t is not None)
     errors = [e["error"] for _, e in entries if isinstance(e.get("error"), str) and e["error"]]
     verified_flags = [e["verified"] for _, e in entries if isinstance(e.get("verified"), bool)]
+    energy_reasons = [e["energy"]["reason"] for _, e in iterations
+                      if isinstance(e.get("energy"), dict) and isinstance(e["energy"].get("reason"), str)]
     return Config(
         source=path, device=device, device_kind=kind, build=build, workload=workload, variant=variant,
         backend=first.get("backend") or variant.split(".", 1)[0], tuning=tuning, n=n, d=d, steps=steps,
@@ -411,7 +422,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
         time_stddev_s=stddev, repetition_times=repetition_times, thresholds=dict(thresholds),
         device_limit=device_limit(kind, context),
         verification=first.get("verification") if isinstance(first.get("verification"), str) else None,
-        verify_steps=_number(first, "verify_steps", path, entries[0][0], int))
+        verify_steps=_number(first, "verify_steps", path, entries[0][0], int),
+        energy_reason=energy_reasons[0] if energy_reasons and "interactions_per_joule" not in values else None)
 
 
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:

@@ -603,10 +603,10 @@ class Summary(unittest.TestCase):
             self.assertTrue(math.isclose(number(ratio), expected, rel_tol=REL), f"{ratio} against {expected:.4g}")
             self.assertEqual(by_model[hand]["Kokkos ÷ hand-written"], "")
 
-    def test_the_portability_answer_comes_first_then_the_summary(self):
+    def test_the_portability_answer_comes_first_then_its_energy_then_the_summary(self):
         lines = self.report.splitlines()
         sections = [line for line in lines if line.startswith("## ")]
-        self.assertEqual(sections[:2], ["## Portability at a glance", "## Summary"])
+        self.assertEqual(sections[:3], ["## Portability at a glance", "## Energy at a glance", "## Summary"])
         glance = parse_table(self.report, "## Portability at a glance")
         first_gpu = next(i for i, r in enumerate(glance) if r["device"] == SYNTHETIC_GPU)
         self.assertLess(lines.index("## Portability at a glance") + 6 + first_gpu, 25,

@@ -23,6 +23,7 @@ struct GpuInfo {
     double memory_bytes = 0.0;       // the device's global memory; 0 when unknown
     std::string driver_version;      // e.g. "13.0" (the CUDA version the driver supports)
     std::string runtime_version;
+    std::string pci_bus_id;          // "0000:1B:00.0": names the device to NVML whatever CUDA numbered it
 };
 
 // A programming model (an id's "<backend>" part) or one of its execution spaces (an id's "@<space>"
