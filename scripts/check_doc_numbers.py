@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""Checks the numbers README.md and docs/*.md cite against the results files they cite.
+"""Checks the numbers README.md and docs/*.md state against the results files they cite.
 
-A checked claim carries a marker right after the number, in an HTML comment (invisible on the page):
+The claims live beside the docs, in docs/claims.json, not in the Markdown: one entry per checked
+number, `{"doc": ..., "text": ..., "check": ...}`:
 
-    2.52·10¹² interactions/s<!-- check: results/h100-peer-nbody.json variant=cuda.sliced n=262144 dim=2
-         field=interactions_per_second claim=2.52e12 -->
+  * `doc`: the Markdown file, relative to the repository root;
+  * `text`: the words of the doc that state the number, as written (line breaks and runs of spaces
+    count as one space), long enough to occur exactly once in the doc; a doc whose number or
+    wording changes no longer contains it, and the claim fails until the claim is updated too;
+  * `check`: what the number must match, one of two forms.
+
+A number in a results file:
+
+    results/h100-peer-nbody.json variant=cuda.sliced n=262144 dim=2 field=interactions_per_second claim=2.52e12
 
   * the first word is the results file, relative to the repository root;
   * `key=value` words select benchmark entries: a top-level field (variant, n, d, dim, precision,
@@ -15,14 +23,18 @@ A checked claim carries a marker right after the number, in an HTML comment (inv
     selection must be exactly one configuration;
   * ` / ` divides by a second selection of the same form (a ratio; its file may differ: `file=...`);
   * `claim=X` is the number the text states, to its printed digits: it must equal the value rounded
-    to those digits, and the 80 characters before the marker must show its significant digits.
+    to those digits, and the text must show its significant digits.
 
-A claim about a text log states a line the log must contain:
+A line a text log must contain:
 
-    808 of 808 checks<!-- check: results/h100-verify-gpu.txt contains="808 checks: 808 passed, 0 failed" -->
+    results/h100-verify-gpu.txt contains="808 checks: 808 passed, 0 failed"
 
-Exit status 0 when every claim holds, 1 with one line per failed claim, 2 on a malformed marker.
-Usage: check_doc_numbers.py [--root DIR] [FILE.md ...]   (default: README.md and docs/*.md)
+A `<!-- check: ... -->` marker left in README.md or docs/*.md is refused: its claim belongs in the
+claims file.
+
+Exit status 0 when every claim holds, 1 with one line per failed claim, 2 on a malformed claims file
+or a marker in the Markdown.
+Usage: check_doc_numbers.py [--root DIR] [--claims FILE]   (default: docs/claims.json)
 """
 from __future__ import annotations
 
@@ -36,11 +48,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 MARKER = re.compile(r"<!--\s*check:\s*(.*?)\s*-->", re.S)
-CONTEXT_CHARS = 80  # how far before a marker its number must be visible
 
 
-class MarkerError(Exception):
-    """A marker that cannot be read (exit status 2)."""
+class ClaimError(Exception):
+    """A claims file or check that cannot be read, or a marker left in the Markdown (exit status 2)."""
 
 
 class Selection:
@@ -100,7 +111,7 @@ def parse_selection(words: list[str], default_path: str | None) -> Selection:
             if i == 0 and default_path is None:
                 path = word
                 continue
-            raise MarkerError(f"'{word}' is not key=value")
+            raise ClaimError(f"'{word}' is not key=value")
         key, value = word.split("=", 1)
         if key == "file":
             path = value
@@ -110,12 +121,12 @@ def parse_selection(words: list[str], default_path: str | None) -> Selection:
             scale = float(value)
         elif key == "best":
             if value not in ("max", "min"):
-                raise MarkerError(f"best={value}: want max or min")
+                raise ClaimError(f"best={value}: want max or min")
             best = value
         else:
             filters[key] = value
     if path is None or field is None:
-        raise MarkerError("a selection needs a results file and field=")
+        raise ClaimError("a selection needs a results file and field=")
     return Selection(path, filters, field, scale, best)
 
 
@@ -129,30 +140,30 @@ def rounds_to(value: float, claim: str) -> bool:
     try:
         stated = Decimal(claim)
     except InvalidOperation:
-        raise MarkerError(f"claim={claim} is not a number") from None
+        raise ClaimError(f"claim={claim} is not a number") from None
     unit = Decimal(1).scaleb(stated.as_tuple().exponent)
     return abs(Decimal(repr(value)) - stated) <= unit / 2
 
 
-def check_marker(body: str, before: str, root: Path, cache: dict) -> str | None:
+def check_claim(body: str, text: str, root: Path, cache: dict) -> str | None:
     """None when the claim holds, else what is wrong."""
     try:
         words = shlex.split(body)
     except ValueError as e:
-        raise MarkerError(str(e)) from None
+        raise ClaimError(str(e)) from None
     if not words:
-        raise MarkerError("empty marker")
+        raise ClaimError("empty check")
     contains = [w.split("=", 1)[1] for w in words if w.startswith("contains=")]
     if contains:
         path = root / words[0]
         if not path.is_file():
             return f"{words[0]}: cited results file is missing"
-        text = path.read_text(encoding="utf-8", errors="replace")
-        missing = [c for c in contains if c not in text]
+        log = path.read_text(encoding="utf-8", errors="replace")
+        missing = [c for c in contains if c not in log]
         return f"{words[0]} does not contain {missing[0]!r}" if missing else None
     claims = [w for w in words if w.startswith("claim=")]
     if len(claims) != 1:
-        raise MarkerError("a number marker needs one claim=")
+        raise ClaimError("a number check needs one claim=")
     claim = claims[0].split("=", 1)[1]
     words = [w for w in words if not w.startswith("claim=")]
     parts = [[]]
@@ -162,7 +173,7 @@ def check_marker(body: str, before: str, root: Path, cache: dict) -> str | None:
         else:
             parts[-1].append(w)
     if len(parts) > 2:
-        raise MarkerError("at most one ' / '")
+        raise ClaimError("at most one ' / '")
     numerator = parse_selection(parts[0], None)
     try:
         value = numerator.value(root, cache)
@@ -170,53 +181,85 @@ def check_marker(body: str, before: str, root: Path, cache: dict) -> str | None:
             value /= parse_selection(parts[1], numerator.path).value(root, cache)
     except (FileNotFoundError, ValueError) as e:
         return str(e)
-    if significant(claim) not in before[-CONTEXT_CHARS:]:
-        return f"claim={claim}: the text before the marker does not show {significant(claim)}"
+    if significant(claim) not in text:
+        return f"claim={claim}: the claim's text does not show {significant(claim)}"
     if not rounds_to(value, claim):
         return f"claim={claim} but {numerator.path} gives {value:.6g}"
     return None
 
 
-def check_file(path: Path, root: Path, cache: dict) -> tuple[int, list[str]]:
-    text = path.read_text(encoding="utf-8")
-    checked, failures = 0, []
-    for m in MARKER.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        line_start = text.rfind("\n", 0, m.start()) + 1
+def flat(text: str) -> str:
+    """Text with each run of white space as one space: a claim's text survives re-wrapping."""
+    return " ".join(text.split())
+
+
+def load_claims(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise ClaimError(f"{path}: no such claims file")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ClaimError(f"{path}: not JSON ({e})") from None
+    claims = document.get("claims") if isinstance(document, dict) else None
+    if not isinstance(claims, list):
+        raise ClaimError(f'{path}: want {{"claims": [...]}}')
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, dict) or set(claim) != {"doc", "text", "check"} or \
+                not all(isinstance(v, str) and v.strip() for v in claim.values()):
+            raise ClaimError(f"{path}: claim {i}: want exactly the non-empty strings doc, text, check")
+    return claims
+
+
+def check_claims(claims: list[dict], root: Path) -> list[str]:
+    """One line per failed claim."""
+    docs: dict[str, str | None] = {}
+    cache: dict = {}
+    failures = []
+    for i, claim in enumerate(claims):
+        where = f"{claim['doc']}: claim {i} ({claim['text'][-40:]!r})"
+        if claim["doc"] not in docs:
+            doc = root / claim["doc"]
+            docs[claim["doc"]] = flat(doc.read_text(encoding="utf-8")) if doc.is_file() else None
+        doc_text = docs[claim["doc"]]
+        if doc_text is None:
+            failures.append(f"{claim['doc']}: no such doc")
+            continue
+        text = flat(claim["text"])
+        found = doc_text.count(text)
+        if found != 1:
+            failures.append(f"{where}: the text is {'no longer in the doc' if not found else f'in the doc {found} times'}: "
+                            f"{'update the claim with the doc' if not found else 'lengthen it'}")
+            continue
         try:
-            problem = check_marker(m.group(1), text[line_start:m.start()], root, cache)
-        except MarkerError as e:
-            raise MarkerError(f"{path}:{line}: malformed marker: {e}") from None
-        checked += 1
+            problem = check_claim(claim["check"], text, root, cache)
+        except ClaimError as e:
+            raise ClaimError(f"{where}: malformed check: {e}") from None
         if problem:
-            failures.append(f"{path}:{line}: {problem}")
-    return checked, failures
+            failures.append(f"{where}: {problem}")
+    return failures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent),
                         help="repository root (default: this script's)")
-    parser.add_argument("files", nargs="*", help="Markdown files (default: README.md and docs/*.md)")
+    parser.add_argument("--claims", help="claims file (default: ROOT/docs/claims.json)")
     args = parser.parse_args(argv)
     root = Path(args.root)
-    files = [Path(f) for f in args.files] or [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-    cache: dict = {}
-    total, failures = 0, []
     try:
-        for f in files:
-            if not f.is_file():
-                print(f"check_doc_numbers: {f}: no such file", file=sys.stderr)
-                return 2
-            checked, failed = check_file(f, root, cache)
-            total += checked
-            failures += failed
-    except MarkerError as e:
+        claims = load_claims(Path(args.claims) if args.claims else root / "docs" / "claims.json")
+        for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+            text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+            if MARKER.search(text):
+                line = text.count("\n", 0, MARKER.search(text).start()) + 1
+                raise ClaimError(f"{doc}:{line}: a check marker in the Markdown: move it to the claims file")
+        failures = check_claims(claims, root)
+    except ClaimError as e:
         print(f"check_doc_numbers: {e}", file=sys.stderr)
         return 2
     for failure in failures:
         print(failure)
-    print(f"check_doc_numbers: {total} claims in {len(files)} files, {len(failures)} wrong")
+    print(f"check_doc_numbers: {len(claims)} claims in {len({c['doc'] for c in claims})} docs, {len(failures)} wrong")
     return 1 if failures else 0
 
 
