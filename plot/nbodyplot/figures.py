@@ -549,43 +549,63 @@ def draw_scaling_efficiency(configs, exposed=()):
     return fig
 
 
+def portability_row_label(row: analysis.PortabilityRow) -> str:
+    """A heat map's row: the family, and for a best-of row whether it takes a different source on each platform."""
+    if row.kind != analysis.BEST_OF or len(row.chosen) < 2:
+        return row.family
+    return f"{row.family} ({'a different source on each platform' if len(row.sources) > 1 else 'one source here'})"
+
+
 def portability(pp: analysis.Portability, out_dir: Path, formats: tuple[str, ...]) -> str | None:
-    """Heat maps (family × platform) of application and architectural efficiency, with the PP column."""
+    """Heat maps (family × platform) of application and architectural efficiency, with the PP column: the single
+    sources first, then the best-of rows, then the variants of one kind of device, as the report's table."""
     if not pp.rows:
         return None
     columns = pp.platforms + ["PP"]
-    fig, axes = plt.subplots(1, 2, figsize=(4.5 + 2.4 * len(columns), 0.42 * len(pp.rows) + 2.6),
+    fig, axes = plt.subplots(1, 2, figsize=(5.5 + 2.4 * len(columns), 0.42 * len(pp.rows) + 2.6),
                              layout="constrained")
     cmap = plt.get_cmap("viridis").copy()
     cmap.set_bad("#dddddd")
     for ax, kind in zip(axes, ("app", "arch")):
         grid = np.full((len(pp.rows), len(columns)), np.nan)
+        texts = [[""] * len(columns) for _ in pp.rows]
         for i, row in enumerate(pp.rows):
             effs = row.app_eff if kind == "app" else row.arch_eff
             for j, platform in enumerate(pp.platforms):
                 if platform in effs:
                     grid[i, j] = effs[platform]
+                    texts[i][j] = num(effs[platform])
+                elif platform in row.not_measured:
+                    texts[i][j] = "not\nmeasured"
+                elif platform in row.cannot_run:
+                    texts[i][j] = f"no {pp.kinds[platform]}\nvariant"
             metric = row.pp_app if kind == "app" else row.pp_arch
             if metric is not None:
                 grid[i, -1] = metric
+                texts[i][-1] = num(metric)
+            else:
+                texts[i][-1] = "not\nmeasured" if row.not_measured else "—"
         image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 value = grid[i, j]
-                text = "did not run" if np.isnan(value) else num(value)
                 dark = not np.isnan(value) and value < 0.6
-                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=7 if np.isfinite(value) else 6,
                         color="white" if dark else "black", fontweight="bold" if j == len(columns) - 1 else None)
         ax.axvline(len(pp.platforms) - 0.5, color="white", linewidth=3)
+        for i in range(1, len(pp.rows)):  # a white line between single sources, best-of rows and one-kind variants
+            if pp.rows[i].kind != pp.rows[i - 1].kind:
+                ax.axhline(i - 0.5, color="white", linewidth=3)
         ax.set_xticks(range(len(columns)), [textwrap.fill(c, 16) for c in columns], fontsize=7)
-        ax.set_yticks(range(len(pp.rows)), [r.family for r in pp.rows], fontsize=8)
+        ax.set_yticks(range(len(pp.rows)), [portability_row_label(r) for r in pp.rows], fontsize=8)
         ax.grid(False)
         ax.set_title("application efficiency (best time on platform ÷ time)" if kind == "app"
                      else "architectural efficiency (fraction of FP32 limit)", fontsize=9)
         fig.colorbar(image, ax=ax, shrink=0.8, label="efficiency")
     n, d = pp.problem
-    fig.suptitle(f"Performance portability (Pennycook), {workload_text(pp.workload)} at N = {n}, D = {d}: "
-                 "PP = harmonic mean over the platforms, 0 where a family did not run on one", fontsize=10)
+    fig.suptitle(f"Performance portability (Pennycook), {workload_text(pp.workload)} at N = {n}, D = {d}: single "
+                 "sources first; PP = harmonic mean over the platforms, 0 for a variant of one kind of device",
+                 fontsize=10)
     return save(fig, out_dir, f"portability_{slug(workload_text(pp.workload))}", formats)
 
 

@@ -93,9 +93,105 @@ def describe_config(c: Config, several_builds: bool) -> str:
         (f" ({c.build_label})" if several_builds else "")
 
 
-def glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
-    """The report's first screen: per device and workload, the fastest Kokkos variant on each parallel
-    execution space ÷ the fastest hand-written variant of that space's model, at the largest problem both ran."""
+def eff_cell(pp: analysis.Portability, row: analysis.PortabilityRow, platform: str, arch: bool = False) -> str:
+    """An efficiency of a performance-portability row on one platform, or why it has none there."""
+    effs = row.arch_eff if arch else row.app_eff
+    if platform in effs:
+        return num(effs[platform])
+    if platform in row.not_measured:
+        return "not measured"
+    if platform in row.cannot_run:
+        return f"no {pp.kinds[platform]} variant"
+    return "—"  # measured, without an efficiency recorded
+
+
+def pp_cell(row: analysis.PortabilityRow, arch: bool = False) -> str:
+    """PP of a row: a number, or "not measured" where the row lacks a platform it may run on (never 0 for that)."""
+    value = row.pp_arch if arch else row.pp_app
+    if value is None and row.not_measured and not row.cannot_run:
+        return "not measured"
+    return num(value)
+
+
+def source_text(row: analysis.PortabilityRow) -> str:
+    """Which source a row takes on the platforms: one, a different one on each (named), or one kind of device's."""
+    if row.kind == analysis.SINGLE_SOURCE:
+        return "one source"
+    if row.kind == analysis.ONE_KIND:
+        kinds = {c.device_kind for c in row.chosen.values()}
+        return f"{kinds.pop()} only" if len(kinds) == 1 else "one kind of device"
+    variants = ", ".join(c.variant for c in row.chosen.values())
+    if len(row.sources) > 1:
+        return f"a different source on each platform: {variants}"
+    return f"the same source on every platform measured: {variants}"
+
+
+def effs_text(pp: analysis.Portability, row: analysis.PortabilityRow) -> str:
+    return "; ".join(f"{eff_cell(pp, row, p)} on {p}" for p in pp.platforms)
+
+
+def not_measured_text(row: analysis.PortabilityRow) -> str:
+    return f"not measured on {', '.join(row.not_measured)}"
+
+
+def single_source_list(pp: analysis.Portability) -> str:
+    """Every single source with its PP, or the platforms it was not measured on."""
+    return "; ".join(f"{r.family} {num(r.pp_app)}" if r.pp_app is not None else f"{r.family} {not_measured_text(r)}"
+                     for r in pp.of_kind(analysis.SINGLE_SOURCE)) or "none measured"
+
+
+def elsewhere_text(pp: analysis.Portability) -> str:
+    """Where the single sources are, for a problem at which none was measured on every platform."""
+    if not pp.single_source_problems:
+        return "no other problem of this workload has one measured on every platform either"
+    problems = ", ".join(f"N = {n}, D = {d}" for n, d in pp.single_source_problems)
+    n, d = pp.single_source_problems[0]
+    return f"single sources were measured on every platform at {problems} (`--pp-problem {n},{d}`)"
+
+
+def glance_section(summary: list[analysis.SummaryTable], pps: list) -> list[str]:
+    """The report's first screen: per workload, each single source's performance portability over the platforms and
+    the best one; then the best Kokkos variant on each platform (a different source on each), with per device the
+    fastest Kokkos variant on each parallel execution space ÷ the fastest hand-written variant of that space's
+    model, at the largest problem both ran."""
+    lines = ["## Portability at a glance", "",
+             "### One source on every platform", "",
+             "A single source is one variant id on every execution space or backend (`kokkos.naive@cuda` and "
+             "`kokkos.naive@openmp`; `thrust.split_j@cuda` and `@tbb`). Per workload, at the problem of the "
+             "[performance-portability table](#performance-portability) and over the devices that ran it: the "
+             "single source of the highest performance portability, PP = the harmonic mean of its application "
+             "efficiencies (its rate ÷ the fastest variant measured on that platform, over every tuning and build), "
+             "and every single source's PP; *not measured* where a source has no measurement of that problem on "
+             "a platform (a measurement at another N never stands in).", ""]
+    rows, notes = [], []
+    for pp in pps:
+        n, d = pp.problem
+        best = pp.best_single_source
+        platforms = ", ".join(pp.platforms)
+        if best is None:
+            rows.append([workload_text(pp.workload), f"{n} / {d}", platforms,
+                         "none measured on every platform", "—", "—", single_source_list(pp)])
+            notes.append(f"{workload_text(pp.workload)}: {elsewhere_text(pp)}.")
+        else:
+            rows.append([workload_text(pp.workload), f"{n} / {d}", platforms, best.family,
+                         effs_text(pp, best), num(best.pp_app), single_source_list(pp)])
+    if rows:
+        lines += table(["workload", "N / D", "platforms", "best single source", "application efficiency",
+                        "PP", "every single source (PP)"], rows)
+        lines += [f"- {note}" for note in notes] + ([""] if notes else [])
+    else:
+        lines += ["_No measurements to compare._", ""]
+
+    lines += ["### A different source on each platform", "",
+              "The best Kokkos variant on each platform, which may be a different Kokkos source on each: the PP of "
+              "the fastest Kokkos variant of each platform, at the same problem.", ""]
+    best_of = [(pp, pp.best_of("best Kokkos variant")) for pp in pps]
+    best_of_rows = [[workload_text(pp.workload), f"{pp.problem[0]} / {pp.problem[1]}", source_text(r),
+                     effs_text(pp, r), pp_cell(r)] for pp, r in best_of if r is not None]
+    lines += table(["workload", "N / D", "Kokkos variant on each platform", "application efficiency", "PP"],
+                   best_of_rows) if best_of_rows else \
+        ["_Fewer than two Kokkos variants measured at the problem of any workload._", ""]
+
     rows = []
     for t in summary:
         shown = set()
@@ -110,15 +206,15 @@ def glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
                 isa = f"Kokkos {kokkos.build.isa}, {written.variant} {written.build.isa}: different ISAs, not like for like"
             rows.append([t.device, workload_text(t.workload), f"{r.model} ÷ {r.compared_with}", num(r.ratio),
                          num(r.energy_ratio), kokkos.variant, written.variant, f"{kokkos.n} / {kokkos.d}", isa])
-    lines = ["## Portability at a glance", "",
-             "How far Kokkos stays from hand-written code on each device: the fastest Kokkos variant on a parallel "
-             "execution space ÷ the fastest hand-written variant of that space's model (Kokkos on CUDA ÷ CUDA, Kokkos "
-             "on OpenMP ÷ OpenMP), in interactions/s at the largest N both ran (1 = as fast, over every tuning "
-             "measured). Kokkos Serial is not compared: serial.reference is the correctness baseline, not tuned code. "
-             "On the host, `omp.simd` picks its vector instructions at run time; Kokkos and the other host variants "
-             "run what their build was compiled for (ISA column). Energy ratio = Kokkos joules per interaction ÷ "
-             "the hand-written variant's (1 = as frugal, above 1 = Kokkos spends more; — where either read no "
-             "energy).", ""]
+    lines += ["Per device, how far the fastest Kokkos variant stays from hand-written code: the fastest Kokkos "
+              "variant on a parallel execution space ÷ the fastest hand-written variant of that space's model "
+              "(Kokkos on CUDA ÷ CUDA, Kokkos on OpenMP ÷ OpenMP), in interactions/s at the largest N both ran (1 = "
+              "as fast, over every tuning measured); each device's own fastest Kokkos variant, so a different "
+              "source on each device where the Kokkos variant column names two. Kokkos Serial is not compared: "
+              "serial.reference is the correctness baseline, not tuned code. On the host, `omp.simd` picks its "
+              "vector instructions at run time; Kokkos and the other host variants run what their build was "
+              "compiled for (ISA column). Energy ratio = Kokkos joules per interaction ÷ the hand-written "
+              "variant's (1 = as frugal, above 1 = Kokkos spends more; — where either read no energy).", ""]
     if not rows:
         return lines + ["_No device ran both a Kokkos variant on a parallel space and its hand-written model._", ""]
     return lines + table(["device", "workload", "ratio of", "ratio", "energy ratio", "Kokkos variant",
@@ -201,22 +297,24 @@ def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, an
 
 
 def pp_summary(pp: analysis.Portability) -> list[str]:
+    """One line per workload: the best single source's PP first, then the best Kokkos variant of each platform's."""
     if not pp.rows:
         return []
-    rows = {r.family: r for r in pp.rows}
-    kokkos = [r for r in pp.rows if r.family.startswith("kokkos.")]
-    parts = []
-    best = rows.get("best Kokkos variant") or (kokkos[0] if kokkos else None)
-    if best is not None:
-        parts.append(f"best Kokkos variant PP = {num(best.pp_app)} (application efficiency), "
-                     f"{num(best.pp_arch)} (architectural)")
-    if kokkos:
-        top = max(kokkos, key=lambda r: (r.pp_app, r.family))
-        parts.append(f"best single Kokkos family {top.family} PP = {num(top.pp_app)}")
     n, d = pp.problem
+    best = pp.best_single_source
+    if best is not None:
+        parts = [f"one source on every platform: the best, {best.family}, PP = {num(best.pp_app)} (application "
+                 f"efficiency), {pp_cell(best, arch=True)} (architectural)"]
+    else:
+        parts = [f"one source on every platform: none measured on every platform at this problem "
+                 f"({single_source_list(pp)}); {elsewhere_text(pp)}"]
+    kokkos = pp.best_of("best Kokkos variant")
+    if kokkos is not None:
+        value = (f"PP = {num(kokkos.pp_app)} (application efficiency), {pp_cell(kokkos, arch=True)} (architectural)"
+                 if kokkos.pp_app is not None else f"PP {not_measured_text(kokkos)}")
+        parts.append(f"then the best Kokkos variant of each platform ({source_text(kokkos)}): {value}")
     return [f"Performance portability ({workload_text(pp.workload)}, N = {n}, D = {d}, over "
-            f"{' and '.join(pp.platforms)}): " + ("; ".join(parts) if parts else "no Kokkos variant ran")
-            + ". [Table](#performance-portability).", ""]
+            f"{' and '.join(pp.platforms)}): " + "; ".join(parts) + ". [Table](#performance-portability).", ""]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,25 +449,37 @@ def strong_scaling_section(configs, stem, formats, exposed=()) -> list[str]:
 
 def portability_section(pps: list, stems: list, formats) -> list[str]:
     lines = ["## Performance portability", "",
-             "Pennycook's metric for a family a on the platforms H: PP(a, H) = |H| ÷ Σ_{i∈H} 1/e_i(a), "
-             "0 when a did not run on some platform of H; computed per workload. A family is a variant id without "
-             "its execution space (`kokkos.naive@cuda` and `kokkos.naive@openmp` are `kokkos.naive`); the *best "
-             "...* rows take the fastest member of a model on each platform. Application efficiency e_i = time of "
-             "the fastest variant on platform i ÷ the family's time; architectural efficiency = the harness's "
-             "`efficiency` (fraction of the device limit). Each family at its fastest tuning, over every build.", ""]
+             "Pennycook's metric for a family a on the platforms H: PP(a, H) = |H| ÷ Σ_{i∈H} 1/e_i(a), computed per "
+             "workload at one problem (N, D) over the devices that ran it. A family is a variant id without its "
+             "execution space. Rows, in this order: each *single source*, one variant id on every space or backend "
+             "(`kokkos.naive@cuda` and `kokkos.naive@openmp` are `kokkos.naive`; `thrust.split_j@cuda`, `@omp` and "
+             "`@tbb` are `thrust.split_j`); the *best ...* rows, the fastest member of a model on each platform, "
+             "which may be a different source on each (the source column names them); then the variants of one "
+             "kind of device (`cuda.*` on GPUs, `omp.*` on CPUs), whose PP is 0 over a set with the other kind, "
+             "as Pennycook defines it for a platform the code does not support. A family with no measurement of the "
+             "problem on a platform it may run on reads *not measured* there and has no PP: a measurement at "
+             "another N is never mixed in. Application efficiency e_i = time of the fastest variant on platform i "
+             "÷ the family's time; architectural efficiency = the harness's `efficiency` (fraction of the device "
+             "limit). Each family at its fastest tuning, over every build.", ""]
     if not pps:
         return lines + ["_No measurements to compare._", ""]
     for pp, stem in zip(pps, stems):
         n, d = pp.problem
         lines += [f"Workload {workload_text(pp.workload)}. Problem: N = {n}, D = {d}; platforms H: "
                   f"{', '.join(pp.platforms)}.", ""]
-        header = ["family"] + [f"app eff on {p}" for p in pp.platforms] + ["PP (app)", "harmonic mean where it ran"]
+        best = pp.best_single_source
+        lines += [(f"One source on every platform: the best is {best.family}, PP = {num(best.pp_app)}."
+                   if best is not None else
+                   f"One source on every platform: none measured on every platform at this problem; "
+                   f"{elsewhere_text(pp)}."), ""]
+        header = ["family", "source"] + [f"app eff on {p}" for p in pp.platforms] + ["PP (app)",
+                                                                                   "harmonic mean where it ran"]
         header += [f"arch eff on {p}" for p in pp.platforms] + ["PP (arch)"]
         rows = []
         for r in pp.rows:
-            rows.append([r.family] + [num(r.app_eff.get(p)) for p in pp.platforms]
-                        + [num(r.pp_app), num(r.hmean_app_ran)]
-                        + [num(r.arch_eff.get(p)) for p in pp.platforms] + [num(r.pp_arch)])
+            rows.append([r.family, source_text(r)] + [eff_cell(pp, r, p) for p in pp.platforms]
+                        + [pp_cell(r), num(r.hmean_app_ran)]
+                        + [eff_cell(pp, r, p, arch=True) for p in pp.platforms] + [pp_cell(r, arch=True)])
         lines += table(header, rows) + figure(stem, f"Performance portability, {workload_text(pp.workload)}", "",
                                               formats)
     return lines
@@ -621,7 +731,7 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
              "significant figures.", ""]
     lines += dirty_section(sources, all_configs)
     summary = analysis.summary(configs)
-    lines += glance_section(summary)
+    lines += glance_section(summary, pps)
     lines += energy_glance_section(summary)
     lines += summary_section(configs, summary, pps, anchors)
     lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
