@@ -867,12 +867,11 @@ class Workloads(unittest.TestCase):
     def test_the_main_workload_is_in_the_report_the_others_in_the_appendix(self):
         self.assertTrue(summary_table(self.main, "AMD EPYC (2 CPUs)", "2d/fp32/euler")[1])
         self.assertNotIn(", 3d/fp64/leapfrog — ", self.main)
-        self.assertIn("## Summary of the other workloads", self.report_text)
+        appendix = self.report_text[len(self.main):]
+        self.assertLess(appendix.index("## Summary of the other workloads"),
+                        appendix.index(summary_table(appendix, "AMD EPYC (2 CPUs)", "3d/fp64/leapfrog")[0]))
         self.assertIn("Workload 2d/fp32/euler. Problem: N = ", self.main)
         self.assertNotIn("Workload 3d/fp64/leapfrog. Problem: N = ", self.main)
-        glance = parse_table(self.main, "## Portability at a glance")
-        self.assertEqual({r["workload"] for r in glance}, {"2d/fp32/euler", "3d/fp64/leapfrog"},
-                         "the answer covers every workload")
 
     def test_each_workload_has_its_portability_table(self):
         self.assertIn("Workload 2d/fp32/euler. Problem: N = ", self.report_text)
