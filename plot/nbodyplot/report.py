@@ -614,43 +614,43 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     anchors = failure_anchors(all_configs)
     devices = [dev for dev, _ in analysis.devices(all_configs)]
     main = main_workload(configs)
-    summary = analysis.summary(configs)
     main_pps = [(pp, stem) for pp, stem in zip(pps, pp_stems) if pp.workload == main]
     other_pps = [(pp, stem) for pp, stem in zip(pps, pp_stems) if pp.workload != main]
 
-    report = ["# N-body benchmark report", "",
-              f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
-              f"on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three significant figures. "
-              "Here: the answer (Kokkos against hand-written code on each device and workload), the summary of "
-              + (f"the {workload_text(main)} workload" if main else "each workload") + " and the figures that "
-              f"carry it. [{APPENDIX_FILE}]({APPENDIX_FILE}) holds the tables behind them: the other workloads' "
-              "summaries, every configuration with its errors and times, the ladders, the results files, builds "
-              "and contexts.", ""]
-    report += dirty_section(sources, all_configs)
-    report += glance_section(summary)
-    report += summary_section(configs, [t for t in summary if t.workload == main], [pp for pp, _ in main_pps],
-                              anchors)
-    report += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
-    report += ["## Portability ratio against N", "",
-               "The fastest Kokkos variant's interactions/s ÷ the fastest hand-written variant's at each N both ran "
-               "(1 = as fast), a line per device, build, workload and D; every point is in the "
-               f"[appendix]({APPENDIX_FILE}#portability-ratio-against-n).", ""] + figure(
+    lines = ["# N-body benchmark report", "",
+             f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
+             f"on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three significant figures. "
+             "Here: the answer (Kokkos against hand-written code on each device and workload), the summary of "
+             + (f"the {workload_text(main)} workload" if main else "each workload") + " and the figures that "
+             f"carry it. [{APPENDIX_FILE}]({APPENDIX_FILE}) holds the tables behind them: the other workloads' "
+             "summaries, every configuration with its errors and times, the ladders, the results files, builds "
+             "and contexts.", ""]
+    lines += dirty_section(sources, all_configs)
+    summary = analysis.summary(configs)
+    lines += glance_section(summary)
+    lines += summary_section(configs, [t for t in summary if t.workload == main], [pp for pp, _ in main_pps],
+                             anchors)
+    lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
+    lines += ["## Portability ratio against N", "",
+              "The fastest Kokkos variant's interactions/s ÷ the fastest hand-written variant's at each N both ran "
+              "(1 = as fast), a line per device, build, workload and D; every point is in the "
+              f"[appendix]({APPENDIX_FILE}#portability-ratio-against-n).", ""] + figure(
         stems["portability_ratio_vs_n"], "Portability ratio against N",
         "No line of two or more N where a Kokkos variant and its hand-written counterpart both ran in one build.",
         formats)
-    report += ["## Efficiency against N", "",
-               "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
-               "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
+    lines += ["## Efficiency against N", "",
+              "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
+              "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
         stems["efficiency_vs_n"], "Efficiency against N", "No N sweep with efficiencies in these results.", formats)
-    report += ["## Time per step against N", ""] + figure(
+    lines += ["## Time per step against N", ""] + figure(
         stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.",
         formats)
     if any(c.ranks > 1 for c in all_configs):
-        report += rank_scaling_section(all_configs, stems.get("rank_scaling"), stems.get("scaling_efficiency"),
-                                       formats, exposed)
-    report += portability_section([pp for pp, _ in main_pps], [stem for _, stem in main_pps], formats)
+        lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), stems.get("scaling_efficiency"),
+                                      formats, exposed)
+    lines += portability_section([pp for pp, _ in main_pps], [stem for _, stem in main_pps], formats)
     if other_pps:
-        report += [f"The other workloads' tables: [{APPENDIX_FILE}]({APPENDIX_FILE}#performance-portability).", ""]
+        lines += [f"The other workloads' tables: [{APPENDIX_FILE}]({APPENDIX_FILE}#performance-portability).", ""]
 
     appendix = ["# N-body benchmark report: appendix", "",
                 f"The tables behind [{REPORT_FILE}]({REPORT_FILE}). Figures of the ladders, the thread scaling, the "
@@ -677,4 +677,4 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     appendix += sources_section(sources, all_configs)
     appendix += devices_section(all_configs)
     appendix += context_section(sources)
-    return "\n".join(report), "\n".join(appendix)
+    return "\n".join(lines), "\n".join(appendix)
