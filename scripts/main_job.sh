@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, verify every variant this machine can run, run the quick
-# benchmark matrix, and draw the figures and report. Results land in results/local/.
+# benchmark matrix, draw the figures and report, and end with the report's answer (its
+# "Portability at a glance" section) and where the report is. Results land in results/local/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,5 +13,5 @@ stamp=$(hostname)-$(date -u +%Y%m%dT%H%M%SZ)
 "$bench" list
 "$bench" verify
 "$bench" matrix matrices/quick.json --out "$out/quick-$stamp.json"
-/usr/bin/python3 plot/nbody_plot.py "$out/quick-$stamp.json" --out "$out/report-$stamp"
+/usr/bin/python3 plot/nbody_plot.py "$out/quick-$stamp.json" --out "$out/report-$stamp" --summary
 echo "main job: results $out/quick-$stamp.json, report $out/report-$stamp/report.md"

@@ -1,4 +1,5 @@
-"""Command line: results files in, figures (PNG and, unless --no-svg, SVG) and report.md out; bad input exits 2."""
+"""Command line: results files in, figures (PNG and, unless --no-svg, SVG), report.md and appendix.md out; bad input
+exits 2."""
 from __future__ import annotations
 
 import argparse
@@ -34,11 +35,12 @@ def parse_exposed(text: str) -> cost_model.ExposedExchange:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="nbody_plot.py",
-        description="Figures (PNG and SVG) and a Markdown report (DIR/report.md) from nbody-bench results JSON.")
+        description="Figures (PNG and SVG) and a Markdown report (DIR/report.md, its tables in DIR/appendix.md) from "
+                    "nbody-bench results JSON.")
     parser.add_argument("results", nargs="+", metavar="RESULTS.json",
                         help="results files of `nbody-bench matrix`; a later file's configuration replaces an "
                              "identical one of an earlier file")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures, report.md and appendix.md")
     parser.add_argument("--ladders", default=str(analysis.LADDERS_FILE), metavar="FILE",
                         help="ladder definition (default: %(default)s)")
     parser.add_argument("--pp-problem", type=parse_problem, metavar="N,D",
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-svg", dest="svg", action="store_false",
                         help="write each figure as PNG only, without its SVG (the committed reports do: the SVGs "
                              "about double a report's size)")
+    parser.add_argument("--all-figures", action="store_true",
+                        help="also draw the figures only appendix.md shows: the ladders, thread scaling, time against "
+                             "D and the performance-portability heat maps of the workloads other than the main one")
+    parser.add_argument("--summary", action="store_true",
+                        help="print report.md's \"Portability at a glance\" section on stdout")
     return parser
 
 
@@ -88,18 +95,24 @@ def run(argv: list[str]) -> Path:
     # The per-device figures and tables compare single-process runs; runs over several ranks have their
     # own figures (rank_scaling, scaling_efficiency) and rows in the per-configuration tables.
     configs = [c for c in all_configs if c.ranks == 1]
+
+    def appendix_figure(draw):
+        """A figure only appendix.md shows (ladders, thread scaling, time against D, the heat maps of the workloads
+        other than the main one): drawn with --all-figures."""
+        return draw() if args.all_figures else report.NOT_DRAWN
+
     stems = {
         "rank_scaling": figures.rank_scaling(all_configs, out_dir, formats),
         "scaling_efficiency": figures.scaling_efficiency(all_configs, out_dir, formats, args.exposed_exchange),
         "time_vs_n": figures.time_vs(configs, "n", out_dir, formats),
-        "time_vs_d": figures.time_vs(configs, "d", out_dir, formats),
+        "time_vs_d": appendix_figure(lambda: figures.time_vs(configs, "d", out_dir, formats)),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir, formats),
         "interactions_per_joule_vs_n": figures.interactions_per_joule_vs_n(configs, out_dir, formats),
         "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir, formats),
-        "thread_scaling": figures.thread_scaling(configs, out_dir, formats),
+        "thread_scaling": appendix_figure(lambda: figures.thread_scaling(configs, out_dir, formats)),
     }
     ladder_tables = analysis.ladder_tables(configs, ladders)
-    ladder_stems = [figures.ladder(t, out_dir, formats) for t in ladder_tables]
+    ladder_stems = [appendix_figure(lambda t=t: figures.ladder(t, out_dir, formats)) for t in ladder_tables]
     pps = []
     for workload in analysis.workloads(configs):
         problem = args.pp_problem or analysis.pp_problem(configs, workload)
@@ -109,16 +122,21 @@ def run(argv: list[str]) -> Path:
     if args.pp_problem and not pps:
         n, d = args.pp_problem
         raise InputError(f"--pp-problem {n},{d}: no successful measurement of that problem")
-    pp_stems = [figures.portability(pp, out_dir, formats) for pp in pps]
+    main_workload = report.main_workload(configs)
+    pp_stems = [figures.portability(pp, out_dir, formats) if pp.workload == main_workload
+                else appendix_figure(lambda pp=pp: figures.portability(pp, out_dir, formats)) for pp in pps]
 
     peer_comparisons = peer.comparisons(configs, peer.points(peer_runs))
     peer_stems = [figures.peer_comparison(c, configs, out_dir, formats) for c in peer_comparisons]
 
-    report_path = out_dir / "report.md"
-    report_path.write_text(report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps, pp_stems,
-                                         peer_runs, peer_comparisons, peer_stems, formats=formats,
-                                         exposed=args.exposed_exchange) + "\n",
-                           encoding="utf-8")
+    report_text, appendix_text = report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps,
+                                               pp_stems, peer_runs, peer_comparisons, peer_stems, formats=formats,
+                                               exposed=args.exposed_exchange)
+    report_path = out_dir / report.REPORT_FILE
+    report_path.write_text(report_text + "\n", encoding="utf-8")
+    (out_dir / report.APPENDIX_FILE).write_text(appendix_text + "\n", encoding="utf-8")
+    if args.summary:
+        print(report.section_text(report_text, "Portability at a glance"))
     written = [stem for stem in [*stems.values(), *ladder_stems, *pp_stems, *peer_stems] if stem]
     forget_earlier_figures(out_dir, {f"{stem}.{ext}" for stem in written for ext in formats})
     return report_path
@@ -154,5 +172,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nbody_plot: error: cannot draw these results ({type(e).__name__}: {e}); `nbody-bench check-results "
               "FILE` says what is wrong with a file", file=sys.stderr)
         return 2
-    print(f"nbody_plot: wrote {path}")
+    print(f"nbody_plot: wrote {path} (its tables: {path.parent / report.APPENDIX_FILE})")
     return 0

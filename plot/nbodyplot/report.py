@@ -1,5 +1,7 @@
-"""report.md: the summary first (per device: the best of each model, Kokkos ÷ hand-written, verification),
-then the figures with the tables whose numbers they show, then the files, builds and contexts."""
+"""Two Markdown files. report.md leads with the answer: Kokkos ÷ hand-written per device and workload, the
+summary of the main workload, and the figures that carry it. appendix.md holds the tables behind them: the
+other workloads' summaries, every configuration with its errors and time, the ladders, the results files and
+their contexts."""
 from __future__ import annotations
 
 from . import analysis
@@ -9,6 +11,11 @@ from .results import ERROR_FIELDS, VERDICTS, Config, Source, num, workload_text
 ERROR_TITLES = {"max_pos_err": "max pos err", "rms_pos_err": "RMS pos err",
                 "max_vel_err": "max vel err", "map_diff": "map diff"}
 FAILURES_LISTED = 5  # per summary table; the verification table has every one
+REPORT_FILE = "report.md"
+APPENDIX_FILE = "appendix.md"
+# The stem of a figure that figure selection left out (cli's --all-figures draws it): falsy like a figure without
+# data (None), but its section says nothing about it.
+NOT_DRAWN = ""
 
 
 def percent(fraction: float) -> str:
@@ -28,6 +35,8 @@ def table(header: list[str], rows: list[list]) -> list[str]:
 
 def figure(stem: str | None, caption: str, missing: str, formats: tuple[str, ...]) -> list[str]:
     """The PNG embedded, and a link to the SVG where one was written (formats: those of cli.run)."""
+    if stem == NOT_DRAWN:
+        return []
     if stem is None:
         return [f"_{missing}_", ""]
     return [f"![{caption}]({stem}.png)", ""] + ([f"[SVG]({stem}.svg)", ""] if "svg" in formats else [])
@@ -248,10 +257,11 @@ def energy_glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
     return lines
 
 
-def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict) -> list[str]:
+def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, anchors: dict,
+                    title: str = "Summary") -> list[str]:
     several_builds = len({c.build for c in configs}) > 1
     small_n, small_d = analysis.SMALL_PROBLEM
-    lines = ["## Summary", "",
+    lines = [f"## {title}", "",
              "Per device and workload, the fastest variant of each model (at its fastest tuning"
              + (", over every build" if several_builds else "") + ") at the largest N it and its partner "
              f"both ran, and at a small N (N = {small_n}, D = {small_d}: the N sweep's smallest). "
@@ -279,20 +289,20 @@ def summary_section(configs, summary: list[analysis.SummaryTable], pps: list, an
         if refused:
             lines += ["Refused (a tuning over the device's resources, never run): "
                       + "; ".join(f"{describe_config(c, several_builds)}: {c.refusal}" for c in refused[:FAILURES_LISTED])
-                      + (f" and {len(refused) - FAILURES_LISTED} more ([Verification](#verification))"
+                      + (f" and {len(refused) - FAILURES_LISTED} more ([Verification]({APPENDIX_FILE}#verification))"
                          if len(refused) > FAILURES_LISTED else "") + ".", ""]
         if t.failures:
             failures = sorted(t.failures, key=sort_key)
-            listed = [f"[{describe_config(c, several_builds)}](#{anchors[id(c)]})" for c in failures[:FAILURES_LISTED]]
+            listed = [f"[{describe_config(c, several_builds)}]({APPENDIX_FILE}#{anchors[id(c)]})" for c in failures[:FAILURES_LISTED]]
             more = len(failures) - len(listed)
-            lines += ["Failed: " + ", ".join(listed) + (f" and {more} more ([Verification](#verification))"
+            lines += ["Failed: " + ", ".join(listed) + (f" and {more} more ([Verification]({APPENDIX_FILE}#verification))"
                                                           if more else "") + ".", ""]
     for pp in pps:
         lines += pp_summary(pp)
     for note in analysis.limit_disagreements(configs):
         lines += [f"Note: the results files disagree on the FP32 limit of {note.device} by "
                   f"{percent(note.spread)} (more than the {percent(analysis.LIMIT_TOLERANCE)} tolerance), so its "
-                  "efficiencies from different files are not comparable; see [Devices](#appendix-b-devices).", ""]
+                  f"efficiencies from different files are not comparable; see [Devices]({APPENDIX_FILE}#appendix-b-devices).", ""]
     return lines
 
 
@@ -716,26 +726,58 @@ def compiler_section(configs) -> list[str]:
     return lines
 
 
+def main_workload(configs) -> tuple | None:
+    """The workload report.md shows in detail: 2d/fp32/euler where measured, else the first measured."""
+    measured = analysis.workloads(configs)
+    return measured[0] if measured else None
+
+
+def section_text(document: str, title: str) -> str:
+    """One `## title` section of a rendered document, up to the next `## ` heading ('' if absent)."""
+    lines = document.splitlines()
+    start = next((i for i, line in enumerate(lines) if line == f"## {title}"), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end]).strip() + "\n"
+
+
 def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list, pp_stems: list,
            peer_runs: list = (), peer_comparisons: list = (), peer_stems: list = (), *,
-           formats: tuple[str, ...], exposed: list = ()) -> str:
+           formats: tuple[str, ...], exposed: list = ()) -> tuple[str, str]:
+    """report.md and appendix.md. A stem NOT_DRAWN leaves its figure out of the section that would show it."""
     # Runs over several ranks are their own "device" (`device × G ranks`): the per-device comparisons take
     # the single-process runs, the scaling section and the per-configuration tables take every run.
     all_configs = list(configs)
     configs = [c for c in all_configs if c.ranks == 1]
     anchors = failure_anchors(all_configs)
     devices = [dev for dev, _ in analysis.devices(all_configs)]
+    main = main_workload(configs)
+    main_pps = [(pp, stem) for pp, stem in zip(pps, pp_stems) if pp.workload == main]
+    other_pps = [(pp, stem) for pp, stem in zip(pps, pp_stems) if pp.workload != main]
+
     lines = ["# N-body benchmark report", "",
              f"Written by `plot/nbody_plot.py` from {len(sources)} results file{'s' if len(sources) != 1 else ''} "
-             f"(Appendix A) on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three "
-             "significant figures.", ""]
+             f"on {' and '.join(devices)}. Times are per step (SPEC §3); numbers to three significant figures. "
+             "Here: the answer (Kokkos against hand-written code on each device and workload), the summary of "
+             + (f"the {workload_text(main)} workload" if main else "each workload") + " and the figures that "
+             f"carry it. [{APPENDIX_FILE}]({APPENDIX_FILE}) holds the tables behind them: the other workloads' "
+             "summaries, every configuration with its errors and times, the ladders, the results files, builds "
+             "and contexts.", ""]
     lines += dirty_section(sources, all_configs)
     summary = analysis.summary(configs)
     lines += glance_section(summary, pps)
     lines += energy_glance_section(summary)
-    lines += summary_section(configs, summary, pps, anchors)
+    lines += summary_section(configs, [t for t in summary if t.workload == main], [pp for pp, _ in main_pps],
+                             anchors)
     lines += peer_section(list(peer_runs), list(peer_comparisons), list(peer_stems), formats)
-    lines += ratio_section(configs, stems["portability_ratio_vs_n"], formats)
+    lines += ["## Portability ratio against N", "",
+              "The fastest Kokkos variant's interactions/s ÷ the fastest hand-written variant's at each N both ran "
+              "(1 = as fast), a line per device, build, workload and D; every point is in the "
+              f"[appendix]({APPENDIX_FILE}#portability-ratio-against-n).", ""] + figure(
+        stems["portability_ratio_vs_n"], "Portability ratio against N",
+        "No line of two or more N where a Kokkos variant and its hand-written counterpart both ran in one build.",
+        formats)
     lines += ["## Efficiency against N", "",
               "Efficiency = achieved interactions/s ÷ the device's limit (SPEC §3); the dashed line is the limit "
               "(efficiency 1). A panel per device and model; a line per variant and build.", ""] + figure(
@@ -748,19 +790,36 @@ def render(sources, configs, stems: dict, ladder_tables, ladder_stems, pps: list
     lines += ["## Time per step against N", ""] + figure(
         stems["time_vs_n"], "Time per step against N", "No N sweep (two or more N at one D) in these results.",
         formats)
-    lines += ["## Time per step against D", ""] + figure(
-        stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.",
-        formats)
-    lines += ladder_section(ladder_tables, ladder_stems, formats)
-    lines += tiling_ladder.section(configs, table)
-    lines += scaling_section(configs, stems["thread_scaling"], formats)
-    lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), stems.get("scaling_efficiency"), formats,
-                                  exposed)
-    lines += compiler_section(configs)
-    lines += portability_section(pps, pp_stems, formats)
-    lines += verification_section(all_configs, anchors)
-    lines += measurements_section(all_configs)
-    lines += sources_section(sources, all_configs)
-    lines += devices_section(all_configs)
-    lines += context_section(sources)
-    return "\n".join(lines)
+    if any(c.ranks > 1 for c in all_configs):
+        lines += rank_scaling_section(all_configs, stems.get("rank_scaling"), stems.get("scaling_efficiency"),
+                                      formats, exposed)
+    lines += portability_section([pp for pp, _ in main_pps], [stem for _, stem in main_pps], formats)
+    if other_pps:
+        lines += [f"The other workloads' tables: [{APPENDIX_FILE}]({APPENDIX_FILE}#performance-portability).", ""]
+
+    appendix = ["# N-body benchmark report: appendix", "",
+                f"The tables behind [{REPORT_FILE}]({REPORT_FILE}). Figures of the ladders, the thread scaling, the "
+                "time against D and the other workloads' performance portability are drawn with `--all-figures`.",
+                ""]
+    others = [t for t in summary if t.workload != main]
+    if others:
+        appendix += summary_section(configs, others, [pp for pp, _ in other_pps], anchors,
+                                    title="Summary of the other workloads")
+    if other_pps:
+        appendix += portability_section([pp for pp, _ in other_pps], [stem for _, stem in other_pps], formats)
+    appendix += ratio_section(configs, NOT_DRAWN, formats)
+    if stems["time_vs_d"] != NOT_DRAWN:
+        appendix += ["## Time per step against D", ""] + figure(
+            stems["time_vs_d"], "Time per step against D", "No D sweep (two or more D at one N) in these results.",
+            formats)
+    appendix += ladder_section(ladder_tables, ladder_stems, formats)
+    appendix += tiling_ladder.section(configs, table)
+    if stems["thread_scaling"] != NOT_DRAWN or analysis.thread_scaling(configs):
+        appendix += scaling_section(configs, stems["thread_scaling"], formats)
+    appendix += compiler_section(configs)
+    appendix += verification_section(all_configs, anchors)
+    appendix += measurements_section(all_configs)
+    appendix += sources_section(sources, all_configs)
+    appendix += devices_section(all_configs)
+    appendix += context_section(sources)
+    return "\n".join(lines), "\n".join(appendix)

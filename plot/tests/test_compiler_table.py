@@ -13,7 +13,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import FIXTURE_DIR, number, parse_table, run_tool
+from test_nbody_plot import FIXTURE_DIR, number, parse_table, read_report, run_tool
 
 CLANG = "Clang 16.0.6"
 CLANG_SCALE = 1.25  # the Clang copy's rates ÷ GCC's
@@ -68,7 +68,7 @@ class CompilerTable(unittest.TestCase):
         result = run_tool(tmp / "gcc.json", tmp / "clang.json", "--out", tmp / "out")
         if result.returncode != 0:
             raise AssertionError(result.stderr)
-        cls.report = (tmp / "out" / "report.md").read_text()
+        cls.report = read_report(tmp / "out")
         device = f"{cls.gcc['context']['host_cpu']['model_name']} ({cls.gcc['context']['num_cpus']} CPUs)"
         cls.rows = parse_table(cls.report, f"### {device}, 2d/fp32/euler, N = {N}, D = 10")
 
@@ -128,7 +128,7 @@ class CompilerTable(unittest.TestCase):
             result = run_tool(*files, "--out", tmp / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
             device = f"{self.gcc['context']['host_cpu']['model_name']} ({self.gcc['context']['num_cpus']} CPUs)"
-            rows = parse_table((tmp / "out" / "report.md").read_text(), f"### {device}, 2d/fp32/euler, N = {N}, D = 10")
+            rows = parse_table(read_report(tmp / "out"), f"### {device}, 2d/fp32/euler, N = {N}, D = 10")
         gcc = medians(self.gcc, N)
         by_variant = {r["variant"]: r for r in rows}
         for variant, entry in gcc.items():
@@ -139,7 +139,7 @@ class CompilerTable(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             result = run_tool(FIXTURE_DIR / "real_cpu.json", "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertNotIn("## Host compilers", (Path(tmp) / "out" / "report.md").read_text())
+            self.assertNotIn("## Host compilers", read_report(Path(tmp) / "out"))
 
 
 if __name__ == "__main__":

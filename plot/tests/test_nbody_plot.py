@@ -1,8 +1,8 @@
 """Tests of plot/nbody_plot.py on the committed fixture (plot/tests/fixture/, see its README).
 
 Run: /usr/bin/python3 -m unittest discover -s plot/tests   (ctest runs the same)
-The report's numbers are read back from report.md and compared with values taken from the JSON
-here, independently of the tool's own loading code.
+The report's numbers are read back from report.md and appendix.md and compared with values taken from the
+JSON here, independently of the tool's own loading code.
 """
 import glob
 import json
@@ -30,6 +30,11 @@ REL = 5e-3  # the report prints three significant figures
 def run_tool(*args):
     return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True,
                           timeout=300)
+
+
+def read_report(out) -> str:
+    """report.md, then appendix.md: the answer and the tables behind it, for the tests that read any table."""
+    return "\n".join((Path(out) / name).read_text(encoding="utf-8") for name in ("report.md", "appendix.md"))
 
 
 def device_name(entry, context):
@@ -116,10 +121,10 @@ class ReportOnFixture(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = Path(cls.tmp.name) / "report"
-        result = run_tool(*FIXTURES, "--out", cls.out)
+        result = run_tool(*FIXTURES, "--all-figures", "--out", cls.out)
         if result.returncode != 0:
             raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.report = read_report(cls.out)
         cls.expected = expected_configurations()
 
     @classmethod
@@ -146,8 +151,8 @@ class ReportOnFixture(unittest.TestCase):
             self.assertEqual(png.read_bytes()[:8], PNG_SIGNATURE, f"{png} is not a PNG")
             self.assertTrue(svg.is_file(), f"{svg} missing")
             self.assertTrue(ElementTree.parse(svg).getroot().tag.endswith("svg"), f"{svg} is not an SVG")
-            self.assertIn(f"]({stem}.png)", self.report, f"{stem}.png not embedded in report.md")
-            self.assertIn(f"[SVG]({stem}.svg)", self.report, f"{stem}.svg not linked from report.md")
+            self.assertIn(f"]({stem}.png)", self.report, f"{stem}.png not embedded in report.md or appendix.md")
+            self.assertIn(f"[SVG]({stem}.svg)", self.report, f"{stem}.svg not linked from report.md or appendix.md")
         for referenced in [line.split("](")[1].rstrip(")") for line in self.report.splitlines()
                            if line.startswith(("![", "[SVG]("))]:
             self.assertTrue((self.out / referenced).is_file(), f"report embeds missing {referenced}")
@@ -155,17 +160,17 @@ class ReportOnFixture(unittest.TestCase):
     def test_a_rerun_deletes_the_figures_of_earlier_results_and_nothing_else(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "report"
-            self.assertEqual(run_tool(*FIXTURES, "--out", out).returncode, 0)
+            self.assertEqual(run_tool(*FIXTURES, "--all-figures", "--out", out).returncode, 0)
             first = {p.name for p in out.glob("*.png")}
             mine = out / "notes.png"  # not the tool's: stays
             mine.write_bytes(PNG_SIGNATURE)
-            self.assertEqual(run_tool(FIXTURES[0], "--out", out).returncode, 0)
+            self.assertEqual(run_tool(FIXTURES[0], "--all-figures", "--out", out).returncode, 0)
             second = {p.name for p in out.glob("*.png")} - {mine.name}
             self.assertTrue(mine.is_file())
             self.assertLess(second, first, "the second run, on fewer results, wrote the same figures")
-            report = (out / "report.md").read_text(encoding="utf-8")
+            report = read_report(out)
             for name in second:
-                self.assertIn(f"]({name})", report, f"{name} is left in the folder but not in report.md")
+                self.assertIn(f"]({name})", report, f"{name} is left in the folder but not in the report")
 
     def test_every_measurement_is_reported_with_the_json_numbers(self):
         rows = parse_table(self.report, "## All measurements")
@@ -356,7 +361,7 @@ class NoSvg(unittest.TestCase):
             self.assertEqual(self.names(out, "*.svg"), set())
             pngs = self.names(out, "*.png")
             self.assertIn("time_vs_n.png", pngs)
-            report = (out / "report.md").read_text(encoding="utf-8")
+            report = read_report(out)
             self.assertNotIn(".svg", report)
             for name in pngs:
                 self.assertIn(f"]({name})", report)
@@ -375,7 +380,7 @@ class NoSvg(unittest.TestCase):
             self.assertEqual(run_tool(*FIXTURES, "--no-svg", "--out", out).returncode, 0)
             self.assertEqual(self.names(out, "*.svg"), {mine.name})
             self.assertEqual(self.names(out, "*.png"), pngs)
-            self.assertNotIn("[SVG](", (out / "report.md").read_text(encoding="utf-8"))
+            self.assertNotIn("[SVG](", read_report(out))
 
 
 class Analysis(unittest.TestCase):
@@ -436,9 +441,9 @@ class SmallInput(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "one.json"
             path.write_text(json.dumps(document))
-            result = run_tool(path, "--out", Path(tmp) / "out")
+            result = run_tool(path, "--all-figures", "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = read_report(Path(tmp) / "out")
             self.assertFalse((Path(tmp) / "out" / "time_vs_n.png").exists())
         self.assertIn("No N sweep", report)
         self.assertIn("No thread sweep", report)
@@ -456,7 +461,7 @@ class SmallInput(unittest.TestCase):
             halved.write_text(json.dumps(document))
             result = run_tool(FIXTURES[0], halved, "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = read_report(Path(tmp) / "out")
         self.assertIn("Note: the results files disagree on the FP32 limit of AMD EPYC (2 CPUs) by 100 % (more than "
                       "the 1.00 % tolerance)", report)
         self.assertIn(f"in `{halved}`", report)
@@ -472,7 +477,7 @@ class SmallInput(unittest.TestCase):
             close.write_text(json.dumps(document))
             result = run_tool(FIXTURES[0], close, "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = read_report(Path(tmp) / "out")
         self.assertFalse("Note: the results files disagree" in report, "0.6 % is within the 1 % tolerance")
         self.assertIn("(files within 0.600 %)", report)
 
@@ -571,7 +576,8 @@ class Summary(unittest.TestCase):
         result = run_tool(*FIXTURES, "--out", Path(cls.tmp.name) / "report")
         if result.returncode != 0:
             raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report = (Path(cls.tmp.name) / "report" / "report.md").read_text(encoding="utf-8")
+        cls.main = (Path(cls.tmp.name) / "report" / "report.md").read_text(encoding="utf-8")
+        cls.report = read_report(Path(cls.tmp.name) / "report")
         cls.expected = expected_configurations()
 
     @classmethod
@@ -667,10 +673,12 @@ class Summary(unittest.TestCase):
         self.assertGreater(verdict_counts(by_device[SYNTHETIC_GPU])["failed"], 0, "the fixture has failures")
 
     def test_failures_link_to_their_rows(self):
-        links = re.findall(r"\[([^\]]+)\]\(#(failure-\d+)\)", self.report)
+        """The summary in report.md links each failure to its row of the verification table in appendix.md."""
+        links = re.findall(r"\[([^\]]+)\]\(appendix\.md#(failure-\d+)\)", self.main)
         failed = {(k[0], k[1], k[3], k[4]) for k, e in self.expected.items()
                   if e.get("verified") is False or "error" in e}
         self.assertEqual(len(links), len(failed))
+        self.assertNotIn("## Verification", self.main)
         rows = parse_table(self.report, "## Verification")
         for text, anchor in links:
             row = next(r for r in rows if f'<a id="{anchor}"></a>' in r["device"])
@@ -713,7 +721,7 @@ class Builds(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             result = run_tool(FIXTURES[0], self.other, "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = read_report(Path(tmp) / "out")
         rows = [r for r in parse_table(report, "## All measurements")
                 if (r["variant"], r["N"], r["D"]) == ("omp.simd", "1024", "10")]
         self.assertEqual(sorted(r["build"] for r in rows), ["-march=x86-64-v4", "default ISA"])
@@ -762,7 +770,7 @@ class DirtyAndRefused(unittest.TestCase):
         for name, path in (("clean", cls.clean), ("dirty", cls.dirty)):
             result = run_tool(path, "--out", tmp / name, "--no-svg")
             assert result.returncode == 0, result.stderr
-            cls.reports[name] = (tmp / name / "report.md").read_text()
+            cls.reports[name] = read_report(tmp / name)
 
     @classmethod
     def tearDownClass(cls):
@@ -882,7 +890,8 @@ class Workloads(unittest.TestCase):
         result = run_tool(cls.path, "--out", Path(cls.tmp.name) / "out")
         if result.returncode != 0:
             raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report_text = (Path(cls.tmp.name) / "out" / "report.md").read_text()
+        cls.main = (Path(cls.tmp.name) / "out" / "report.md").read_text()
+        cls.report_text = read_report(Path(cls.tmp.name) / "out")
 
     @classmethod
     def tearDownClass(cls):
@@ -896,6 +905,15 @@ class Workloads(unittest.TestCase):
                           if dev == "AMD EPYC (2 CPUs)" and v.startswith("omp.") and (n, d) == (1024, 10)
                           and "time_per_step_s" in e)
             self.assertTrue(math.isclose(number(simd["time per step (s)"]), fastest * factor, rel_tol=REL), workload)
+
+    def test_the_main_workload_is_in_the_report_the_others_in_the_appendix(self):
+        self.assertTrue(summary_table(self.main, "AMD EPYC (2 CPUs)", "2d/fp32/euler")[1])
+        self.assertNotIn(", 3d/fp64/leapfrog — ", self.main)
+        appendix = self.report_text[len(self.main):]
+        self.assertLess(appendix.index("## Summary of the other workloads"),
+                        appendix.index(summary_table(appendix, "AMD EPYC (2 CPUs)", "3d/fp64/leapfrog")[0]))
+        self.assertIn("Workload 2d/fp32/euler. Problem: N = ", self.main)
+        self.assertNotIn("Workload 3d/fp64/leapfrog. Problem: N = ", self.main)
 
     def test_each_workload_has_its_portability_table(self):
         self.assertIn("Workload 2d/fp32/euler. Problem: N = ", self.report_text)
@@ -919,6 +937,113 @@ class Workloads(unittest.TestCase):
             result = run_tool(path, "--out", Path(tmp) / "out")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn('/benchmarks/0/precision: value "fp16" is not one of ["fp32","fp64"]', result.stderr)
+
+
+def headings(document: str) -> list[str]:
+    return [line for line in document.splitlines() if line.startswith("## ")]
+
+
+def anchors(document: str) -> set[str]:
+    """The link targets a Markdown document defines: each heading's GitHub slug and each <a id="...">."""
+    slugs = {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+             for line in document.splitlines() if line.startswith("#")}
+    return slugs | set(re.findall(r'<a id="([^"]+)"></a>', document))
+
+
+class Layout(unittest.TestCase):
+    """report.md leads with the answer and the figures that carry it, appendix.md holds the tables behind them;
+    by default only the figures report.md shows are drawn (--all-figures draws the appendix's too); --summary
+    prints the glance section, then the report's path."""
+
+    MAIN_FIGURES = {"time_vs_n.png", "efficiency_vs_n.png", "portability_ratio_vs_n.png",
+                    "portability_2d_fp32_euler.png"}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = Path(cls.tmp.name) / "report"
+        cls.result = run_tool(*FIXTURES, "--summary", "--out", cls.out)
+        if cls.result.returncode != 0:
+            raise AssertionError(f"nbody_plot.py failed ({cls.result.returncode}): {cls.result.stderr}")
+        cls.main = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.appendix = (cls.out / "appendix.md").read_text(encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_report_leads_with_the_answer_and_its_figures(self):
+        sections = headings(self.main)
+        self.assertEqual(sections[:2], ["## Portability at a glance", "## Summary"])
+        for title in ("## Portability ratio against N", "## Efficiency against N", "## Time per step against N",
+                      "## Performance portability"):
+            self.assertIn(title, sections)
+
+    def test_the_per_configuration_tables_are_in_the_appendix(self):
+        for title in ("## Portability ratio against N", "## Optimisation ladders", "## Thread scaling",
+                      "## Verification", "## All measurements", "## Appendix A: results files and builds",
+                      "## Appendix B: devices", "## Appendix C: context of each results file"):
+            self.assertIn(title, headings(self.appendix))
+        for title in ("## Optimisation ladders", "## Thread scaling", "## Verification", "## All measurements",
+                      "## Appendix C: context of each results file"):
+            self.assertNotIn(title, headings(self.main))
+        ratio_rows = [line for line in section_of(self.main, "## Portability ratio against N") if line.startswith("|")]
+        self.assertEqual(ratio_rows, [], "report.md shows the ratio's figure, the appendix its points")
+        self.assertTrue(parse_table(self.appendix, "## Portability ratio against N"))
+        self.assertLess(len(self.main.splitlines()), len(self.appendix.splitlines()) / 4)
+
+    def test_every_link_between_the_two_files_lands(self):
+        self.assertIn("[appendix.md](appendix.md)", self.main)
+        self.assertIn("[report.md](report.md)", self.appendix)
+        for document, name in ((self.main, "report.md"), (self.appendix, "appendix.md")):
+            links = re.findall(r"\]\((report\.md|appendix\.md)?#([^)]+)\)", document)
+            self.assertTrue(links or name == "appendix.md", f"{name} links into the appendix")
+            for target, anchor in links:
+                text = {"report.md": self.main, "appendix.md": self.appendix}[target or name]
+                self.assertIn(anchor, anchors(text), f"{name} links to {target}#{anchor}, which is not there")
+
+    def test_only_the_figures_the_report_shows_are_drawn(self):
+        pngs = {p.name for p in self.out.glob("*.png")}
+        self.assertEqual(pngs, self.MAIN_FIGURES)
+        self.assertEqual({p.name for p in self.out.glob("*.svg")}, {n[:-4] + ".svg" for n in pngs})
+        for name in pngs:
+            self.assertIn(f"]({name})", self.main)
+        self.assertNotIn("![", self.appendix)
+
+    def test_all_figures_draws_the_appendix_figures_too(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
+            result = run_tool(*FIXTURES, "--all-figures", "--no-svg", "--out", out)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            pngs = {p.name for p in out.glob("*.png")}
+            appendix = (out / "appendix.md").read_text(encoding="utf-8")
+            main = (out / "report.md").read_text(encoding="utf-8")
+        self.assertLess(self.MAIN_FIGURES, pngs)
+        extra = pngs - self.MAIN_FIGURES
+        self.assertTrue({"time_vs_d.png", "thread_scaling.png"} <= extra)
+        self.assertTrue(any(name.startswith("ladder_") for name in extra))
+        for name in extra:
+            self.assertIn(f"]({name})", appendix)
+            self.assertNotIn(f"]({name})", main)
+        self.assertEqual(result.stdout.splitlines(), [f"nbody_plot: wrote {out / 'report.md'} (its tables: "
+                                                      f"{out / 'appendix.md'})"], "no glance without --summary")
+
+    def test_summary_prints_the_glance_then_where_the_report_is(self):
+        glance = "\n".join(section_of(self.main, "## Portability at a glance")).strip()
+        self.assertTrue(glance.startswith("## Portability at a glance"))
+        self.assertIn("| device | workload |", glance)
+        printed = self.result.stdout.strip()
+        self.assertTrue(printed.startswith(glance), printed[:200])
+        self.assertEqual(printed.splitlines()[-1],
+                         f"nbody_plot: wrote {self.out / 'report.md'} (its tables: {self.out / 'appendix.md'})")
+
+
+def section_of(document: str, heading: str) -> list[str]:
+    """The lines of the section under a `## ` heading, up to the next one."""
+    lines = document.splitlines()
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
 
 
 PEER_LOG_RUNS = [  # (precision, n, repetition, iterations, total ms); None: the run printed no time

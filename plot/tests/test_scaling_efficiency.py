@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, results_document, style_clashes
+from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, read_report, results_document, style_clashes
 
 TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (strong scaling)"
@@ -198,8 +198,7 @@ class NoRunsOverRanks(unittest.TestCase):
             result = subprocess.run([sys.executable, str(TOOL), str(single), "--no-svg", "--out", str(out)],
                                     capture_output=True, text=True, timeout=300)
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (out / "report.md").read_text(encoding="utf-8")
-            self.assertNotIn(HEADING, report)
+            self.assertNotIn(HEADING, read_report(out))
             self.assertFalse((out / "scaling_efficiency.png").exists())
 
     def test_a_malformed_exposed_exchange_is_bad_input(self):
