@@ -436,15 +436,16 @@ private:
 
 std::vector<TuningParameter> simd_tunings() {
     std::vector<TuningParameter> tunings = omp::common_tunings();
-    std::vector<std::string> isas{"auto"};
-    for (const IsaChoice& choice : isa_choices())
-        if (choice.supported) isas.push_back(choice.name);
+    std::vector<std::string> isas{"auto"}, elsewhere;
+    for (const IsaChoice& choice : isa_choices()) (choice.supported ? isas : elsewhere).push_back(choice.name);
     tunings.push_back({.name = "isa",
                        .description = "vector instruction set, among those this CPU has (auto: the widest)",
                        .default_value = "auto",
                        .allowed_values = isas,
                        .min_value = 0,
-                       .max_value = 0});
+                       .max_value = 0,
+                       .values_elsewhere = elsewhere,
+                       .larger_elsewhere = false});
     tunings.push_back({.name = "j_block",
                        .description = "bodies j per cache block",
                        .default_value = "2048",
