@@ -593,7 +593,10 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
         ConfigurationCost e;
         // A minimum timed phase can only lengthen each repetition, by at most its value.
         const double min_time = c.repetitions * c.min_time_s;
-        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, rate.interactions_per_second) + min_time,
+        // Each repetition uploads and downloads; the verification's run is one more.
+        const int runs = c.repetitions + 1;
+        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, rate.interactions_per_second, runs) +
+                                 min_time,
                       .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
                       .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
                       .rate_source = rate.source};
@@ -603,7 +606,8 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
             if (!measured.count(key))
                 measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
             if (const auto& m = measured[key]) {
-                e.cost.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, m->interactions_per_second) + min_time;
+                e.cost.seconds =
+                    reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, m->interactions_per_second, runs) + min_time;
                 e.cost.rate_source = m->source;
             }
         }
