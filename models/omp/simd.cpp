@@ -470,9 +470,8 @@ void register_omp_simd(Registry& registry) {
                                   "structure of arrays, vectorised j loop (AVX-512/AVX2/SSE2 at run time), j cache "
                                   "blocks, register-blocked rows; float32: estimated 1/sqrt + first-order "
                                   "refinement; float64: refined to double accuracy (avx512) or sqrt and division",
-                                  // The H100 and H200 hosts measured 0.45-0.62 at 16 threads (0.042 once on a busy host):
-                                  // 0.17 keeps the estimate within 4x of the fastest.
-                                  omp::Ranks::several, 0.17, simd_tunings());
+                                  // Reached 0.24-0.52 on the 16-core H100 and H200 hosts, 0.62 on a 2-core host.
+                                  omp::Ranks::several, 0.33, simd_tunings());
 }
 
 }  // namespace nbody
