@@ -190,14 +190,17 @@ std::vector<const TuningParameter*> parameters_named(const std::vector<const Var
 
 // A tuning name or value that no variant of the group defines is a typo (exit 2); a value one of them
 // defines but this machine cannot hold (more threads than its cores, an instruction set the CPU
-// lacks) is skipped at expansion with a note. Nothing to judge when every pattern was left out of the build.
-void require_defined_tunings(const MatrixSpec& spec, const MatrixGroup& group, const std::vector<const VariantDescriptor*>& matched) {
+// lacks) is skipped at expansion with a note. Nothing to judge when every pattern was left out of the
+// build, and no value when some was (the model left out may define it).
+void require_defined_tunings(const MatrixSpec& spec, const MatrixGroup& group, const std::vector<const VariantDescriptor*>& matched,
+                             bool left_out_of_build) {
     if (matched.empty()) return;
     for (const auto& tuning : group.tunings) {
         const std::string& name = tuning.first;
         const auto parameters = parameters_named(matched, name);
         if (parameters.empty())
             throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
+        if (left_out_of_build) continue;
         for (const std::string& value : tuning.second) {
             if (std::any_of(parameters.begin(), parameters.end(), [&](const TuningParameter* t) { return defines_value(*t, value); }))
                 continue;
@@ -234,8 +237,10 @@ void require_caps_that_cap(const MatrixSpec& spec, const Registry& registry) {
                                                    [&](const VariantDescriptor* v) { return glob_match(pattern, v->id); });
         }
     }
-    for (const auto& [pattern, caps] : caps_something) {
-        if (caps || !registry.absent_from_build(pattern).empty()) continue;
+    // Named entries, not structured bindings: Clang 16 with -fopenmp cannot capture a binding in a lambda.
+    for (const auto& cap : caps_something) {
+        const std::string& pattern = cap.first;
+        if (cap.second || !registry.absent_from_build(pattern).empty()) continue;
         const bool exists = std::any_of(registry.all().begin(), registry.all().end(),
                                         [&](const VariantDescriptor& v) { return glob_match(pattern, v.id); });
         throw InputError(fmt::format("{}: max_n: pattern {} caps no variant of the matrix ({})", spec.file,
@@ -416,7 +421,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                 for (const auto* v : found)
                     if (std::find(matched.begin(), matched.end(), v) == matched.end()) matched.push_back(v);
             }
-        require_defined_tunings(spec, group, matched);
+        require_defined_tunings(spec, group, matched, left_out_of_build);
         // Variants that exist but cannot run here are skipped with their reason (a dry run may keep them).
         std::vector<const VariantDescriptor*> variants;
         std::vector<std::string> unavailable;
