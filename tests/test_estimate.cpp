@@ -1,11 +1,18 @@
 // The run-time estimate's rate (harness/matrix/estimate.hpp): a variant's declared expected efficiency,
 // scaled down below the size that fills a GPU, and the model's default where none is declared;
-// checked against a recorded H100 measurement (numbers from results/, never a timing taken here).
+// checked against recorded measurements (numbers from results/ and docs/reliability.md, never a
+// timing taken here).
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
 
 #include "matrix/estimate.hpp"
 #include "nbody/registry.hpp"
 #include "platform/host_info.hpp"
+#include "results/json_input.hpp"
+#include "results/results.hpp"
 
 namespace nbody {
 namespace {
@@ -71,6 +78,101 @@ TEST(Estimate, CudaSlicedOnTheH100ErrsLongWithinFourTimes) {
     const double measured = 2.03e12;
     EXPECT_GE(measured / modelled, 1.0);
     EXPECT_LE(measured / modelled, 4.0);
+}
+
+// The fraction of its limit the estimate assumes `variant` reaches with `tuning` (0 where this
+// host's limit is unknown).
+double modelled_efficiency(const VariantDescriptor& variant, const nlohmann::json& tuning, const Workload& workload) {
+    const TuningValues values = tuning.get<TuningValues>();
+    const double limit = cpu_interaction_limit(host_cpu_limit_inputs(cpu_cores_used(variant, values), workload));
+    if (!(limit > 0)) return 0;
+    return modelled_rate(variant, values, workload, builtin_registry()).interactions_per_second / limit;
+}
+
+// Each model's fastest host variant: estimated within 0.5-2x of what it measures, the others 0.5-4x.
+const std::set<std::string> kBestHostVariants = {"serial.reference", "omp.simd", "kokkos.simd@openmp", "stdpar.blocked",
+                                                 "thrust.split_j@tbb", "openacc.multi_i@host"};
+
+void expect_within_bounds(const std::string& variant, double reached, double modelled, const std::string& where) {
+    const double ratio = reached / modelled;  // = estimate / measured
+    EXPECT_GE(ratio, 0.5) << variant << " " << where << ": reached " << reached << ", modelled " << modelled;
+    EXPECT_LE(ratio, kBestHostVariants.count(variant) ? 2.0 : 4.0)
+        << variant << " " << where << ": reached " << reached << ", modelled " << modelled;
+}
+
+// What every host variant reached on the 16-core hosts of the GPU machines (the committed results,
+// N >= 65536, default tunings at every thread count): the estimate within its bounds of each.
+TEST(Estimate, HostVariantsAreModelledWithinTheirBoundsOfTheCommittedResults) {
+    int compared = 0;
+    for (const char* file : {"h100-portability-host.json", "h100-portability-models.json", "h100-host-avx512.json",
+                             "h100-host-compilers-gcc.json", "h100-host-compilers-clang.json", "h100-host-stdpar.json",
+                             "h200-host-avx512.json", "h200-portability.json"}) {
+        const nlohmann::json doc = read_json_file(std::string(NBODY_SOURCE_DIR) + "/results/" + file);
+        for (const auto& entry : doc["benchmarks"]) {
+            if (entry["device"] != "cpu" || entry.value("aggregate_name", "") != "median" || entry["n"].get<long>() < 65536 ||
+                !entry["efficiency"].is_number())
+                continue;
+            const VariantDescriptor* v = builtin_registry().find(entry["variant"].get<std::string>());
+            if (v == nullptr) continue;  // a model this build left out
+            bool default_tuning = true;
+            for (const TuningParameter& t : v->tunings)
+                default_tuning &= t.name == "threads" || entry["tuning"].value(t.name, t.default_value) == t.default_value;
+            if (!default_tuning) continue;
+            const double modelled = modelled_efficiency(*v, entry["tuning"], entry_workload(entry));
+            if (modelled == 0) GTEST_SKIP() << "this host's efficiency limit is unknown";
+            expect_within_bounds(v->id, entry["efficiency"].get<double>(), modelled,
+                                 std::string(file) + " N=" + std::to_string(entry["n"].get<long>()) + " " +
+                                     to_string(entry_workload(entry)));
+            ++compared;
+        }
+    }
+    EXPECT_GT(compared, 50);
+}
+
+// What every host variant reached on the 2-core development host (docs/reliability.md §1: one thread,
+// N = 16384, 2D float32, default tunings): the estimate within its bounds of each.
+TEST(Estimate, HostVariantsAreModelledWithinTheirBoundsOfTheTwoCoreHost) {
+    const std::map<std::string, double> reached = {
+        {"serial.reference", 0.043},          {"omp.static", 0.064},          {"omp.edge_sharing", 0.22},
+        {"omp.simd", 0.62},                   {"kokkos.naive@openmp", 0.30},  {"kokkos.team_tiled@openmp", 0.046},
+        {"kokkos.hierarchical@openmp", 0.26}, {"kokkos.simd@openmp", 0.45},   {"kokkos.persistent@openmp", 0.023},
+        {"kokkos.folded_mass@openmp", 0.039}, {"stdpar.plain", 0.075},        {"stdpar.blocked", 0.26},
+        {"thrust.naive@omp", 0.078},          {"thrust.packed@omp", 0.064},   {"thrust.split_j@omp", 0.069},
+        {"thrust.naive@tbb", 0.069},          {"thrust.packed@tbb", 0.073},   {"thrust.split_j@tbb", 0.082},
+        {"openacc.naive@host", 0.068},        {"openacc.multi_i@host", 0.070}};
+    for (const auto& [id, efficiency] : reached) {
+        const VariantDescriptor* v = builtin_registry().find(id);
+        if (v == nullptr) continue;
+        nlohmann::json defaults = nlohmann::json::object();
+        for (const TuningParameter& t : v->tunings) defaults[t.name] = t.default_value;
+        const double modelled = modelled_efficiency(*v, defaults, Workload{});
+        if (modelled == 0) GTEST_SKIP() << "this host's efficiency limit is unknown";
+        expect_within_bounds(id, efficiency, modelled, "on 2 cores");
+    }
+}
+
+// A large map costs every run its cells once (allocated, counted at the upload, downloaded) and, where
+// the variant recounts it each step, every cell each step. Measured on the 2-core development host
+// (docs/reliability.md §1: N = 1024, D = 20000, no warm-up, the seconds of CPU of one thread less
+// the process's start): the estimate within 0.5-2x, where it was 0.03x for serial.reference.
+TEST(Estimate, ALargeMapIsEstimatedWithinTwiceWhatItCosts) {
+    struct Measured {
+        const char* variant;
+        int steps;
+        double seconds;
+    };
+    const Measured measured[] = {{"serial.reference", 1, 12.0}, {"serial.reference", 6, 27.2}, {"omp.simd", 1, 3.85},
+                                 {"omp.simd", 6, 4.24},         {"stdpar.blocked", 1, 4.44},    {"stdpar.blocked", 6, 6.34},
+                                 {"kokkos.simd@openmp", 6, 4.26}};
+    for (const Measured& m : measured) {
+        const VariantDescriptor* v = builtin_registry().find(m.variant);
+        if (v == nullptr) continue;
+        const TuningValues tuning = Registry::resolve_tuning(*v, {});
+        const double rate = modelled_rate(*v, tuning, Workload{}, builtin_registry(), 1024).interactions_per_second;
+        const double estimate = steps_seconds(*v, tuning, 1024, 20000, m.steps, rate);
+        EXPECT_GE(estimate / m.seconds, 0.5) << m.variant << " steps " << m.steps << ": estimated " << estimate;
+        EXPECT_LE(estimate / m.seconds, 2.0) << m.variant << " steps " << m.steps << ": estimated " << estimate;
+    }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The matrix runner: results that satisfy the schema, failures recorded while the rest completes,
 // resume, and a SIGKILL that loses no finished configuration.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -315,11 +316,12 @@ TEST_F(MatrixRun, ResumeWithAnotherMatrixIsRefusedSayingWhatDiffers) {
         << refusal(matrix(R"("other")", groups));
     std::string other_n = groups;
     other_n.replace(other_n.find("[48]"), 4, "[48, 56]");
-    EXPECT_NE(refusal(matrix(R"("r")", other_n)).find("group_definitions[1].n: [48] in the file, [48,56] in the matrix"), std::string::npos)
+    EXPECT_NE(refusal(matrix(R"("r")", other_n)).find("group_definitions: group \"b\": n: [48] in the file, [48,56] in the matrix"),
+              std::string::npos)
         << refusal(matrix(R"("r")", other_n));
     const std::string thresholds = refusal(matrix(R"("r")", R"("verification": {"max_pos_err": 1e-30}, )" + groups));
     EXPECT_NE(thresholds.find("max_pos_err: 0.0001 in the file, 1e-30 in the matrix"), std::string::npos) << thresholds;
-    EXPECT_NE(refusal(matrix(R"("r")", R"("warmup_steps": 3, )" + groups)).find("group_definitions[0].warmup_steps: 1 in the file, 3 in the matrix"),
+    EXPECT_NE(refusal(matrix(R"("r")", R"("warmup_steps": 3, )" + groups)).find("group_definitions: group \"a\": warmup_steps: 1 in the file, 3 in the matrix"),
               std::string::npos);
     MatrixSpec other_seed = first;
     other_seed.seed = 7;
@@ -357,6 +359,136 @@ TEST_F(MatrixRun, ResumeRefusesAFileThatIsNotAValidResultsFile) {
             << e.what();
     }
     EXPECT_EQ(read_json(o.out_path), doc);
+}
+
+// A group added, removed or changed is named, with what differs in it: two long lists that agree up
+// to where one stops say how many values each holds and the first extra, not two equal prefixes.
+TEST_F(MatrixRun, ResumeNamesTheGroupThatDiffersAndWhatDiffersInIt) {
+    const Registry registry = test_registry();
+    const auto o = options("groups.json");
+    std::string many_n;
+    for (int n = 20; n < 60; ++n) many_n += (many_n.empty() ? "" : ", ") + std::to_string(n);
+    const auto matrix = [](const std::string& groups) {
+        return spec_from(R"({"name": "r", "steps": 1, "repetitions": 1, "groups": [)" + groups + "]}");
+    };
+    const std::string a = R"({"name": "a", "variants": ["serial.reference"], "n": [16], "d": [4]})";
+    const std::string b = R"({"name": "b", "variants": ["serial.reference"], "n": [)" + many_n + R"(], "d": [4]})";
+    MatrixSpec first = matrix(a + ", " + b);
+    select_groups(first, {"a"});
+    run_matrix(registry, first, o);
+    auto resume = o;
+    resume.resume = true;
+    const auto refusal = [&](const MatrixSpec& spec) -> std::string {
+        try {
+            run_matrix(registry, spec, resume);
+        } catch (const UsageError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const std::string c = R"({"name": "c", "variants": ["serial.reference"], "n": [24], "d": [4]})";
+    EXPECT_NE(refusal(matrix(a + ", " + b + ", " + c)).find("(group_definitions: group \"c\" in the matrix, absent from the file)"),
+              std::string::npos)
+        << refusal(matrix(a + ", " + b + ", " + c));
+    EXPECT_NE(refusal(matrix(a)).find("(group_definitions: group \"b\" in the file, absent from the matrix)"), std::string::npos)
+        << refusal(matrix(a));
+    std::string longer = b;
+    longer.replace(longer.find("], \"d\""), 1, ", 60]");
+    EXPECT_NE(refusal(matrix(a + ", " + longer))
+                  .find("(group_definitions: group \"b\": n: 40 values in the file, 41 in the matrix; the first extra, in the matrix: 60)"),
+              std::string::npos)
+        << refusal(matrix(a + ", " + longer));
+    EXPECT_NE(refusal(matrix(b + ", " + a)).find("group_definitions: the groups in the order \"a\", \"b\" in the file, \"b\", \"a\" in the matrix"),
+              std::string::npos)
+        << refusal(matrix(b + ", " + a));
+}
+
+// A file timed by another build (commit, compiler, flags, a model's version) is not continued under
+// its context: refused naming the key and both values, the file left as it is.
+TEST_F(MatrixRun, ResumeOfAFileWrittenByAnotherBuildIsRefusedNamingTheKey) {
+    const Registry registry = test_registry();
+    const auto o = options("build.json");
+    const MatrixSpec spec = spec_from(R"({"name": "r", "steps": 1, "repetitions": 1,
+        "groups": [{"variants": ["serial.reference"], "n": [40, 48], "d": [4]}]})");
+    MatrixSpec first = spec;
+    run_matrix(registry, first, o);
+    const json written = read_json(o.out_path);
+    auto resume = o;
+    resume.resume = true;
+    const auto refusal = [&](const std::string& key, const json& value) -> std::string {
+        json doc = written;
+        json* at = &doc["context"];
+        std::string rest = key;
+        for (std::size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1)) at = &(*at)[rest.substr(0, dot)];
+        (*at)[rest] = value;
+        std::ofstream(o.out_path) << doc.dump();
+        try {
+            run_matrix(registry, spec, resume);
+        } catch (const UsageError& e) {
+            EXPECT_EQ(read_json(o.out_path), doc);
+            return e.what();
+        }
+        return "";
+    };
+    const std::string commit = written["context"]["git_commit"];
+    const std::string other_commit(40, '0');
+    EXPECT_NE(refusal("git_commit", other_commit)
+                  .find(fmt::format("cannot resume: it was written by another build (git_commit: \"{}\" in the file, \"{}\" in this build)",
+                                    other_commit, commit)),
+              std::string::npos)
+        << refusal("git_commit", other_commit);
+    EXPECT_NE(refusal("compiler", "GNU 4.8.5").find("(compiler: \"GNU 4.8.5\" in the file, "), std::string::npos);
+    EXPECT_NE(refusal("build_flags", "-O0").find("(build_flags: \"-O0\" in the file, "), std::string::npos);
+    EXPECT_NE(refusal("build_facts.kokkos_version", "3.7.0").find("(build_facts.kokkos_version: \"3.7.0\" in the file, "),
+              std::string::npos);
+    // The same build continues it.
+    std::ofstream(o.out_path) << written.dump();
+    EXPECT_EQ(run_matrix(registry, spec, resume).already_done, 2u);
+}
+
+// `nbody-bench ARGS` in `dir`: its exit status and what it printed (stdout, then stderr).
+std::pair<int, std::string> run_bench(const std::string& args, const fs::path& dir) {
+    const fs::path out = dir / "bench-output.txt";
+    const int raw = std::system(fmt::format("cd {} && {} {} >{} 2>&1", dir.string(), NBODY_BENCH_PATH, args, out.string()).c_str());
+    std::ifstream in(out);
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
+}
+
+// A dry run with --resume plans what a run would: only what the file lacks, and the same refusal of
+// a file it would not continue (another matrix, not a valid results file), with nothing written.
+TEST_F(MatrixRun, DryRunWithResumePlansWhatRemainsAndRefusesAsARunWould) {
+    std::ofstream(dir_ / "m.json") << R"({"name": "m", "steps": 1, "warmup_steps": 0, "repetitions": 1, "groups": [
+        {"name": "a", "variants": ["serial.reference"], "n": [40], "d": [4]},
+        {"name": "b", "variants": ["serial.reference"], "n": [48], "d": [4]}]})";
+    ASSERT_EQ(run_bench("matrix m.json --out r.json --groups a", dir_).first, 0);
+    const json first = read_json(dir_ / "r.json");
+    const auto [status, text] = run_bench("matrix m.json --out r.json --dry-run --resume", dir_);
+    EXPECT_EQ(status, 0) << text;
+    EXPECT_NE(text.find("1 of 2 configurations already in r.json: planned the 1 left"), std::string::npos) << text;
+    EXPECT_NE(text.find("[1/1] serial.reference/n:48/d:4/steps:1"), std::string::npos) << text;
+    EXPECT_EQ(text.find("n:40"), std::string::npos) << text;
+    EXPECT_EQ(read_json(dir_ / "r.json"), first);
+
+    ASSERT_EQ(run_bench("matrix m.json --out r.json --resume", dir_).first, 0);
+    const auto [complete_status, complete] = run_bench("matrix m.json --out r.json --dry-run --resume", dir_);
+    EXPECT_EQ(complete_status, 0) << complete;
+    EXPECT_NE(complete.find("2 of 2 configurations already in r.json: planned the 0 left"), std::string::npos) << complete;
+    EXPECT_NE(complete.find("matrix m: 0 configurations to run, estimated total 0"), std::string::npos) << complete;
+
+    std::ofstream(dir_ / "other.json") << R"({"name": "other", "groups": [{"name": "a", "variants": ["serial.reference"], "n": [40], "d": [4]}]})";
+    const auto [other_status, other] = run_bench("matrix other.json --out r.json --dry-run --resume", dir_);
+    EXPECT_EQ(other_status, 2) << other;
+    EXPECT_NE(other.find("r.json: cannot resume: it was run with another matrix (name: \"m\" in the file, \"other\" in the matrix)"),
+              std::string::npos)
+        << other;
+    std::ofstream(dir_ / "r.json") << "{\"context\": {}, \"benchmarks\": []}";
+    const auto [corrupt_status, corrupt] = run_bench("matrix m.json --out r.json --dry-run --resume", dir_);
+    EXPECT_EQ(corrupt_status, 2) << corrupt;
+    EXPECT_NE(corrupt.find("r.json: cannot resume: not a valid results file"), std::string::npos) << corrupt;
+    EXPECT_EQ(corrupt.find("[1/"), std::string::npos) << corrupt;
+    const auto [no_out_status, no_out] = run_bench("matrix m.json --dry-run --resume", dir_);
+    EXPECT_EQ(no_out_status, 2) << no_out;
+    EXPECT_NE(no_out.find("--resume needs --out RESULTS.json"), std::string::npos) << no_out;
 }
 
 // A matrix whose configurations exceed the limits is refused before the results file exists.
@@ -478,6 +610,7 @@ TEST(MatrixSpecTest, ExpansionSweepsTuningsAndSkipsWithNotes) {
     threads.default_value = "1";
     threads.min_value = 1;
     threads.max_value = 2;
+    threads.larger_elsewhere = true;  // as OpenMP's threads: 3 holds on a larger host
     tunable.tunings = {block, threads};
     tunable.max_n = 100;
     r.add(tunable);
@@ -698,6 +831,81 @@ TEST(MatrixSpecTest, AGroupOfNoConfigurationIsRefusedNamingTheGroupAndWhy) {
                   std::string::npos)
             << error.what();
     }
+}
+
+// A tuning value that no variant of the group defines is a typo (exit 2) naming the key, the value
+// and the valid ones, as a misspelt variant is; a value a variant defines but this machine cannot
+// hold (an instruction set the CPU lacks, more threads than its cores) is skipped with its reason.
+TEST(MatrixSpecTest, ATuningValueNoVariantDefinesIsRefusedAndOneThisMachineLacksIsSkipped) {
+    EXPECT_NE(expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2],
+                                  "tunings": {"map": ["recount", "recont"]}}]})")
+                  .find("test-matrix.json: group \"group0\": tunings.map: no variant matched by this group has the value \"recont\" "
+                        "(valid: recount|incremental)"),
+              std::string::npos)
+        << expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2], "tunings": {"map": ["recont"]}}]})");
+
+    // A model this build left out may define the value: not judged here.
+    EXPECT_EQ(expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference", "cuda.*"], "n": [16], "d": [2],
+                                  "tunings": {"map": ["recount", "cub"]}}]})"),
+              "");
+
+    Registry r = test_registry();
+    VariantDescriptor vector_unit = test_variant("test.vector", throwing("not run by this test"));
+    TuningParameter isa{.name = "isa", .description = "", .default_value = "auto", .allowed_values = {"auto", "sse2"},
+                        .min_value = 0, .max_value = 0, .values_elsewhere = {"avx512"}, .larger_elsewhere = false};
+    TuningParameter threads{.name = "threads", .description = "", .default_value = "1", .allowed_values = {},
+                            .min_value = 1, .max_value = 2, .values_elsewhere = {}, .larger_elsewhere = true};
+    vector_unit.tunings = {isa, threads};
+    r.add(vector_unit);
+    const auto expand = [&](const std::string& tunings) {
+        return expand_matrix(spec_from(R"({"name": "x", "groups": [{"variants": ["test.vector", "serial.reference"], "n": [16], "d": [2],
+                                            "tunings": )" + tunings + "}]}"),
+                             r);
+    };
+    const auto refusal = [&](const std::string& tunings) -> std::string {
+        try {
+            expand(tunings);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_NE(refusal(R"({"isa": ["avx-512"]})").find("tunings.isa: no variant matched by this group has the value \"avx-512\" (valid: auto|sse2|avx512)"),
+              std::string::npos)
+        << refusal(R"({"isa": ["avx-512"]})");
+    EXPECT_NE(refusal(R"({"threads": [0]})").find("tunings.threads: no variant matched by this group has the value \"0\" (valid: an integer >= 1)"),
+              std::string::npos)
+        << refusal(R"({"threads": [0]})");
+    EXPECT_NE(refusal(R"({"threads": ["two"]})").find("has the value \"two\""), std::string::npos);
+    // Defined, not holdable here: skipped with the reason; what the machine holds still runs.
+    const MatrixExpansion e = expand(R"({"isa": ["sse2", "avx512"], "threads": [2, 64]})");
+    EXPECT_EQ(e.configurations.size(), 2u);  // test.vector isa=sse2 threads=2, and serial.reference
+    const auto has_note = [&](const std::string& part) {
+        return std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+    };
+    EXPECT_TRUE(has_note("tuning isa=avx512 is not available on this machine (here: auto|sse2)"));
+    EXPECT_TRUE(has_note("tuning threads=64 is not an integer in [1, 2] on this machine"));
+}
+
+// A size cap that caps nothing is a typo (exit 2) naming the pattern, at the top level or in a group;
+// a cap for a model this build left out is kept for the build that has it.
+TEST(MatrixSpecTest, AMaxNPatternThatCapsNoVariantIsRefusedNamingThePattern) {
+    const std::string group = R"("groups": [{"name": "cpu", "variants": ["serial.reference"], "n": [16], "d": [2]}])";
+    EXPECT_NE(expansion_error(R"({"name": "x", "max_n": {"serail.*": 100}, )" + group + "}")
+                  .find("test-matrix.json: max_n: pattern \"serail.*\" caps no variant of the matrix (no model \"serail\"; the models: "
+                        "serial, test, cuda, kokkos; see `nbody-bench list`)"),
+              std::string::npos)
+        << expansion_error(R"({"name": "x", "max_n": {"serail.*": 100}, )" + group + "}");
+    EXPECT_NE(expansion_error(R"({"name": "x", "groups": [{"variants": ["serial.reference"], "n": [16], "d": [2], "max_n": {"test.drifting": 8}}]})")
+                  .find("max_n: pattern \"test.drifting\" caps no variant of the matrix (it matches none of the variants its groups list)"),
+              std::string::npos);
+    EXPECT_EQ(expansion_error(R"({"name": "x", "max_n": {"cuda.*": 100, "serial.*": 100}, )" + group + "}"), "");
+    // A top-level cap serves a group that --groups left out.
+    MatrixSpec selected = spec_from(R"({"name": "x", "max_n": {"test.drifting": 8}, "groups": [
+        {"name": "cpu", "variants": ["serial.reference"], "n": [16], "d": [2]},
+        {"name": "drift", "variants": ["test.drifting"], "n": [8], "d": [2]}]})");
+    select_groups(selected, {"cpu"});
+    EXPECT_EQ(expand_matrix(selected, test_registry()).configurations.size(), 1u);
 }
 
 // One rule for every list of a matrix: each value once (matrices/README.md).

@@ -110,6 +110,27 @@ bool parse_long(const std::string& text, long& value) {
 }
 }  // namespace
 
+bool defines_value(const TuningParameter& parameter, const std::string& value) {
+    const auto listed = [&](const std::vector<std::string>& values) {
+        return std::find(values.begin(), values.end(), value) != values.end();
+    };
+    if (!parameter.allowed_values.empty()) return listed(parameter.allowed_values) || listed(parameter.values_elsewhere);
+    long parsed = 0;
+    return parse_long(value, parsed) && parsed >= parameter.min_value &&
+           (parsed <= parameter.max_value || parameter.larger_elsewhere);
+}
+
+std::string defined_values_text(const TuningParameter& parameter) {
+    if (parameter.allowed_values.empty())
+        return parameter.larger_elsewhere
+                   ? "an integer >= " + std::to_string(parameter.min_value)
+                   : "an integer in [" + std::to_string(parameter.min_value) + ", " + std::to_string(parameter.max_value) + "]";
+    std::string text;
+    for (const auto* values : {&parameter.allowed_values, &parameter.values_elsewhere})
+        for (const auto& value : *values) text += (text.empty() ? "" : "|") + value;
+    return text;
+}
+
 TuningValues Registry::resolve_tuning(const VariantDescriptor& variant, const TuningValues& overrides) {
     TuningValues values;
     for (const auto& t : variant.tunings) values[t.name] = t.default_value;
@@ -124,14 +145,16 @@ TuningValues Registry::resolve_tuning(const VariantDescriptor& variant, const Tu
                 std::string allowed;
                 for (const auto& a : it->allowed_values) allowed += (allowed.empty() ? "" : "|") + a;
                 throw UsageError("variant " + variant.id + ": tuning " + name + "=" + value +
-                                 " is not one of " + allowed);
+                                 (defines_value(*it, value) ? " is not available on this machine (here: " + allowed + ")"
+                                                            : " is not one of " + allowed));
             }
         } else {
             long parsed = 0;
             if (!parse_long(value, parsed) || parsed < it->min_value || parsed > it->max_value)
                 throw UsageError("variant " + variant.id + ": tuning " + name + "=" + value +
                                  " is not an integer in [" + std::to_string(it->min_value) + ", " +
-                                 std::to_string(it->max_value) + "]");
+                                 std::to_string(it->max_value) + "]" +
+                                 (defines_value(*it, value) ? " on this machine" : ""));
         }
         values[name] = value;
     }

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
@@ -35,25 +37,35 @@ struct MatrixOptions {
 };
 
 // What a run would do: the configurations in order, what is skipped, and the estimated time of each
-// and of all (modelled: a dry run measures nothing), without running anything.
-int print_plan(const MatrixSpec& spec, bool include_unavailable, const CostLimits& limits) {
-    const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), include_unavailable);
+// and of all (modelled: a dry run measures nothing), without running anything. With --resume, what
+// remains of the results file, after the checks a run makes of it (the same refusals).
+int print_plan(const MatrixSpec& spec, const MatrixOptions& o) {
+    const MatrixExpansion plan = expand_matrix(spec, builtin_registry(), o.include_unavailable);
     require_configurations(spec, plan);
-    const auto costs = estimate_configurations(builtin_registry(), spec, plan.configurations, limits, false);
+    std::set<std::string> done;
+    const bool resuming = o.run.resume && std::filesystem::exists(o.run.out_path);
+    if (resuming) done = read_resumed_file(builtin_registry(), spec, o.run.out_path, o.run.retry_failed).done;
+    std::vector<Configuration> todo;
+    for (const Configuration& c : plan.configurations)
+        if (!done.count(c.name)) todo.push_back(c);
+    const auto costs = estimate_configurations(builtin_registry(), spec, todo, o.cost.limits(), false);
     for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
+    if (resuming)
+        fmt::print("{} of {} configurations already in {}: planned the {} left\n", plan.configurations.size() - todo.size(),
+                   plan.configurations.size(), o.run.out_path, todo.size());
     double total = 0;
     std::size_t over = 0;
-    for (std::size_t k = 0; k < plan.configurations.size(); ++k) {
-        const Configuration& c = plan.configurations[k];
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+        const Configuration& c = todo[k];
         total += costs[k].cost.seconds;
         over += costs[k].over_limit;
-        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {} ({:.6g} s){}\n", k + 1, plan.configurations.size(),
-                   c.name, c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds), costs[k].cost.seconds,
+        fmt::print("[{}/{}] {} (warm-up {}, repetitions {}): estimated {} ({:.6g} s){}\n", k + 1, todo.size(), c.name,
+                   c.warmup_steps, c.repetitions, duration_text(costs[k].cost.seconds), costs[k].cost.seconds,
                    costs[k].over_limit ? " -- ABOVE THE LIMITS: " + costs[k].why : "");
     }
-    fmt::print("matrix {}: {} configurations, estimated total {} ({:.6g} s; modelled: each model at a conservative fraction "
-               "of its device's limit, see docs/reliability.md)\n",
-               spec.name, plan.configurations.size(), duration_text(total), total);
+    fmt::print("matrix {}: {} configurations{}, estimated total {} ({:.6g} s; modelled from what each variant is known to "
+               "reach, see docs/reliability.md)\n",
+               spec.name, todo.size(), resuming ? " to run" : "", duration_text(total), total);
     if (over > 0)
         fmt::print("{} configuration{} above the limits: a run measures {} rate here first, then refuses {} without "
                    "--allow-long\n",
@@ -80,7 +92,7 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
     if (!o.dry_run && ranks.writes_output()) require_usable_out(o);
     MatrixSpec spec = load_matrix(o.matrix_path);
     if (!o.groups.empty()) select_groups(spec, o.groups);
-    if (o.dry_run) return print_plan(spec, o.include_unavailable, o.cost.limits());
+    if (o.dry_run) return print_plan(spec, o);
     o.run.interactive = o.progress == "line" || (o.progress == "auto" && ::isatty(STDOUT_FILENO));
     o.run.limits = o.cost.limits();
     o.run.stop_on_signals = true;
@@ -152,6 +164,7 @@ void add_matrix_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
         if (o->include_unavailable && !o->dry_run) throw UsageError("--include-unavailable needs --dry-run");
         if (o->run.retry_failed && !o->run.resume) throw UsageError("--retry-failed needs --resume");
         if (o->run.resume && o->run.overwrite) throw UsageError("--resume and --overwrite exclude each other");
+        if (o->run.resume && out->count() == 0) throw UsageError("--resume needs --out RESULTS.json, the file it continues");
         exit_status = run_matrix_command(*o, ranks);
     });
 }

@@ -109,7 +109,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                 const TuningValues tuning = Registry::resolve_tuning(*v, {});
                 const auto seconds_at = [&](double rate) {
                     double s = reference;
-                    for (int d : o.ds) s += steps_seconds(*v, n, d, checked_steps, rate);
+                    for (int d : o.ds) s += steps_seconds(*v, tuning, n, d, checked_steps, rate);
                     return s;
                 };
                 Rate rate = modelled_rate(*v, tuning, workload, builtin_registry(), n);

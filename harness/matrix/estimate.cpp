@@ -25,15 +25,14 @@ namespace {
 constexpr double kGpuFullRateBodies = 65536;
 
 // The fraction of the device's efficiency limit a variant is assumed to reach at N bodies (0: large
-// N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's:
-// below the lowest that any of the model's variants reached at N >= 4096 in results/*.json
+// N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's
 // (docs/reliability.md has the table).
 double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
     if (variant.expected_efficiency > 0) {
         const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / kGpuFullRateBodies) : 1.0;
         return variant.expected_efficiency * fill;
     }
-    if (variant.backend == "serial") return 0.02;
+    if (variant.backend == "serial") return 0.035;  // serial.reference reached 0.033 (N = 4096, 16-core host), 0.043 (2-core)
     if (variant.backend == "cuda") return 0.003;
     return 0.01;  // omp, kokkos, anything else
 }
@@ -43,9 +42,34 @@ double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
 constexpr double kUnknownGpuLimit = 1e12;      // interactions/s, fp32; fp64 a quarter of it
 constexpr double kUnknownCpuCoreLimit = 2e9;   // interactions/s per core, fp32; fp64 half of it
 
-// Per step besides the N^2 interactions: a fixed cost (launches, synchronisation) and the map.
-double fixed_step_seconds(const VariantDescriptor& variant) { return variant.runs_on_gpu ? 2e-5 : 2e-6; }
-double seconds_per_map_cell(const VariantDescriptor& variant) { return variant.runs_on_gpu ? 1e-11 : 1e-9; }
+// Per step besides the N^2 interactions: launches and synchronisation on a GPU; on the CPU the fork
+// and join of its threads, longer with more of them (measured: docs/reliability.md).
+double fixed_step_seconds(const VariantDescriptor& variant, const TuningValues& tuning) {
+    if (variant.runs_on_gpu) return 2e-5;
+    return 5e-6 + 2e-6 * cpu_cores_used(variant, tuning);
+}
+
+// Whether a step recounts every cell of the map (clears, counts, scales): a variant without a `map`
+// tuning, or one asked for a recount strategy. An incremental map (`incremental`, OpenMP's `auto`)
+// rewrites only the cells that bodies left or entered.
+bool recounts_map(const TuningValues& tuning) {
+    const auto it = tuning.find("map");
+    return it == tuning.end() || (it->second != "incremental" && it->second != "auto");
+}
+
+// Seconds per map cell (docs/reliability.md §1 has the measurements). A recount each step: on the
+// host about 1 ns a cell (clear, count, scale), 7 ns in serial.reference's reference code; on a GPU
+// at its memory's speed. Once per run, where the map's buffers are allocated and first touched,
+// counted at the upload, downloaded and copied: about 10 ns a cell on the host, 20 in
+// serial.reference; a GPU variant's host side, a few.
+double recount_seconds_per_cell(const VariantDescriptor& variant) {
+    if (variant.runs_on_gpu) return 1e-11;
+    return variant.backend == "serial" ? 7e-9 : 1e-9;
+}
+double once_seconds_per_cell(const VariantDescriptor& variant) {
+    if (variant.runs_on_gpu) return 4e-9;
+    return variant.backend == "serial" ? 2e-8 : 1e-8;
+}
 
 // The host reference's rate (interactions/s): double for fp32 workloads, long double (x87, no SIMD)
 // for fp64 ones, on every core of this host.
@@ -53,7 +77,8 @@ double reference_rate(const Workload& workload) {
     const CpuLimitInputs inputs = host_cpu_limit_inputs(host_cpu_info().physical_cores, {workload.dim, Precision::fp64, workload.integrator});
     double limit = cpu_interaction_limit(inputs);
     if (!(limit > 0) || !std::isfinite(limit)) limit = kUnknownCpuCoreLimit / 2 * host_cpu_info().physical_cores;
-    return limit * (workload.precision == Precision::fp32 ? 0.005 : 0.002);
+    // Measured on a 2-core AVX-512 host, one thread: 0.078 (double) and 0.020 (long double) of a core's limit.
+    return limit * (workload.precision == Precision::fp32 ? 0.06 : 0.018);
 }
 
 double fields(const Workload& workload) { return 2.0 * workload.dim + 1.0; }
@@ -107,7 +132,8 @@ std::optional<Rate> measured_rate(const VariantDescriptor& variant, const Tuning
     const int d_small = 16;
     try {
         const HostState initial = generate_state(workload, n_small, kDefaultSeed);
-        auto simulation = variant.create(Problem{.n = n_small, .d = d_small, .constants = constants, .workload = workload}, tuning);
+        auto simulation = variant.create(
+            Problem{.n = n_small, .d = d_small, .constants = constants, .workload = workload, .distribution = {}}, tuning);
         Measurement m = measure_variant(*simulation, initial, 1, 1);
         int steps = 1;
         if (m.time_per_step_s < 0.05) {  // repeat until the clock has seen about 0.2 s
@@ -124,10 +150,13 @@ std::optional<Rate> measured_rate(const VariantDescriptor& variant, const Tuning
     }
 }
 
-double steps_seconds(const VariantDescriptor& variant, std::size_t n, int d, double steps, double rate) {
+double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, std::size_t n, int d, double steps,
+                     double rate, int runs) {
     const double nn = static_cast<double>(n) * static_cast<double>(n);
     const double cells = static_cast<double>(d) * static_cast<double>(d);
-    return steps * (nn / rate + fixed_step_seconds(variant) + cells * seconds_per_map_cell(variant));
+    const double map_per_step = recounts_map(tuning) ? cells * recount_seconds_per_cell(variant) : 0.0;
+    return steps * (nn / rate + fixed_step_seconds(variant, tuning) + map_per_step) +
+           runs * cells * once_seconds_per_cell(variant);
 }
 
 double reference_seconds(const Workload& workload, std::size_t n, int max_steps, std::size_t full_reference_max_n,

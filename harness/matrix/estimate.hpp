@@ -37,9 +37,11 @@ Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning,
 std::optional<Rate> measured_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
                                   const PhysicsConstants& constants, std::size_t n);
 
-// Seconds of `steps` steps of N bodies and a D x D map at `rate`: N^2 / rate per step plus the map
-// (every cell cleared and scaled each step).
-double steps_seconds(const VariantDescriptor& variant, std::size_t n, int d, double steps, double rate);
+// Seconds of `steps` steps of N bodies and a D x D map at `rate`, over `runs` runs (uploads and
+// downloads): per step N^2 / rate, a fixed cost and, where `tuning` recounts the map each step, every
+// cell; per run the map's allocation, upload count and download (every cell once).
+double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, std::size_t n, int d, double steps,
+                     double rate, int runs = 1);
 
 // Seconds the host reference (verification.hpp) needs for `max_steps` steps of N bodies (full check)
 // or the sampled first-step check above `full_reference_max_n`.

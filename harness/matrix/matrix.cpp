@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "cli/problem_options.hpp"
@@ -176,6 +177,77 @@ std::string summary_of(const std::vector<std::string>& notes) {
     if (text.size() > 400) text = text.substr(0, 400) + "...";
     if (shown < distinct.size()) text += fmt::format("; and {} more", distinct.size() - shown);
     return text;
+}
+
+// The parameters named `name` of the variants a group matched.
+std::vector<const TuningParameter*> parameters_named(const std::vector<const VariantDescriptor*>& variants, const std::string& name) {
+    std::vector<const TuningParameter*> out;
+    for (const VariantDescriptor* v : variants)
+        for (const TuningParameter& t : v->tunings)
+            if (t.name == name) out.push_back(&t);
+    return out;
+}
+
+// A tuning name or value that no variant of the group defines is a typo (exit 2); a value one of them
+// defines but this machine cannot hold (more threads than its cores, an instruction set the CPU
+// lacks) is skipped at expansion with a note. Nothing to judge when every pattern was left out of the
+// build, and no value when some was (the model left out may define it).
+void require_defined_tunings(const MatrixSpec& spec, const MatrixGroup& group, const std::vector<const VariantDescriptor*>& matched,
+                             bool left_out_of_build) {
+    if (matched.empty()) return;
+    for (const auto& tuning : group.tunings) {
+        const std::string& name = tuning.first;
+        const auto parameters = parameters_named(matched, name);
+        if (parameters.empty())
+            throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
+        if (left_out_of_build) continue;
+        for (const std::string& value : tuning.second) {
+            if (std::any_of(parameters.begin(), parameters.end(), [&](const TuningParameter* t) { return defines_value(*t, value); }))
+                continue;
+            std::set<std::string> valid;
+            for (const TuningParameter* t : parameters) valid.insert(defined_values_text(*t));
+            std::string listed;
+            for (const std::string& text : valid) listed += (listed.empty() ? "" : "; ") + text;
+            throw InputError(fmt::format("{}: group {}: tunings.{}: no variant matched by this group has the value {} (valid: {})",
+                                         spec.file, json_text_excerpt(group.name), name, json_text_excerpt(value), listed));
+        }
+    }
+}
+
+// The variants a group's patterns match, without judging the patterns (expand_matrix does).
+std::vector<const VariantDescriptor*> matched_variants(const MatrixGroup& group, const Registry& registry) {
+    std::vector<const VariantDescriptor*> matched;
+    for (const std::string& pattern : group.variant_patterns)
+        for (const std::string& part : Registry::pattern_parts(pattern))
+            for (const auto* v : registry.match(part))
+                if (std::find(matched.begin(), matched.end(), v) == matched.end()) matched.push_back(v);
+    return matched;
+}
+
+// A size cap that caps no variant of the groups it applies to is a typo (exit 2), unless its pattern
+// names a model or space this build left out. Judged on every group of the file (--groups or not):
+// a top-level cap may serve a group not selected.
+void require_caps_that_cap(const MatrixSpec& spec, const Registry& registry) {
+    std::map<std::string, bool> caps_something;  // pattern -> matches a variant of a group it applies to
+    for (const MatrixGroup& group : spec.all_groups.empty() ? spec.groups : spec.all_groups) {
+        const auto matched = matched_variants(group, registry);
+        for (const auto& cap : group.max_n) {
+            const std::string& pattern = cap.first;
+            caps_something[pattern] |= std::any_of(matched.begin(), matched.end(),
+                                                   [&](const VariantDescriptor* v) { return glob_match(pattern, v->id); });
+        }
+    }
+    // Named entries, not structured bindings: Clang 16 with -fopenmp cannot capture a binding in a lambda.
+    for (const auto& cap : caps_something) {
+        const std::string& pattern = cap.first;
+        if (cap.second || !registry.absent_from_build(pattern).empty()) continue;
+        const bool exists = std::any_of(registry.all().begin(), registry.all().end(),
+                                        [&](const VariantDescriptor& v) { return glob_match(pattern, v.id); });
+        throw InputError(fmt::format("{}: max_n: pattern {} caps no variant of the matrix ({})", spec.file,
+                                     json_text_excerpt(pattern),
+                                     exists ? "it matches none of the variants its groups list"
+                                            : no_variant_hint(registry, pattern) + "; see `nbody-bench list`"));
+    }
 }
 
 }  // namespace
@@ -349,15 +421,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
                 for (const auto* v : found)
                     if (std::find(matched.begin(), matched.end(), v) == matched.end()) matched.push_back(v);
             }
-        // Named entries, not structured bindings: Clang 16 with -fopenmp cannot capture a binding in a lambda.
-        for (const auto& tuning : group.tunings) {
-            const std::string& name = tuning.first;
-            const bool anyone = std::any_of(matched.begin(), matched.end(), [&](const VariantDescriptor* v) {
-                return std::any_of(v->tunings.begin(), v->tunings.end(), [&](const TuningParameter& t) { return t.name == name; });
-            });
-            if (!anyone && !matched.empty())
-                throw UsageError(fmt::format("{}: {}: no variant matched by this group has a tuning \"{}\"", spec.file, group.name, name));
-        }
+        require_defined_tunings(spec, group, matched, left_out_of_build);
         // Variants that exist but cannot run here are skipped with their reason (a dry run may keep them).
         std::vector<const VariantDescriptor*> variants;
         std::vector<std::string> unavailable;
@@ -456,6 +520,7 @@ MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, 
             out.notes.push_back(fmt::format("{}: nothing of this group runs here", group.name));
         }
     }
+    require_caps_that_cap(spec, registry);
     // Caps notes repeat per tuning and workload; keep each once, in order.
     std::vector<std::string> unique_notes;
     std::set<std::string> noted;

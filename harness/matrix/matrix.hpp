@@ -87,10 +87,11 @@ struct MatrixExpansion {
 
 // Skipped with a note: a pattern naming a model or execution space this build left out (the registry
 // says which), unavailable variants, workloads a variant does not run, N above a cap and tuning values
-// a variant rejects here (e.g. more threads than this host has). InputError (exit 2): a pattern that
-// matches no variant otherwise (a typo), a tuning name that no matched variant has, and a group that
-// expands to no configuration for a reason other than this build or machine (every N above the caps,
-// no workload its variants run), naming the group and why.
+// a variant defines but cannot hold here (more threads than this host has, an instruction set the CPU
+// lacks). InputError (exit 2): a pattern that matches no variant otherwise (a typo), a tuning name or
+// value that no matched variant defines, a max_n pattern that caps no variant of the groups it applies
+// to, and a group that expands to no configuration for a reason other than this build or machine
+// (every N above the caps, no workload its variants run), naming the group and why.
 // `include_unavailable`: expand variants that cannot run here too (a dry run checking a GPU matrix
 // on a machine without a GPU).
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable = false);

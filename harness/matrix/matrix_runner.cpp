@@ -191,24 +191,9 @@ private:
         namespace fs = std::filesystem;
         const std::string& path = options_.out_path;
         if (fs::exists(path) && options_.resume) {
-            const nlohmann::json old = read_json_file(path);
-            // Only a file that passes check-results is continued: its entries are kept as they are.
-            if (const auto problems = check_results(old); !problems.empty())
-                throw InputError(fmt::format("{}: cannot resume: not a valid results file ({}; `nbody-bench check-results {}` "
-                                             "lists every problem)",
-                                             path, problems.front(), path));
-            // Entries judged by another matrix (other groups, name, seed, constants or thresholds) are not continued.
-            const ordered_json fresh = results_context(registry_, spec_);
-            if (const std::string differs = matrix_difference(old["context"]["matrix"], fresh["matrix"]); !differs.empty())
-                throw UsageError(fmt::format("{}: cannot resume: it was run with another matrix ({})", path, differs));
-            document_ = ordered_json::parse(old.dump());
-            ordered_json kept = ordered_json::array();
-            for (auto& entry : document_["benchmarks"]) {
-                if (options_.retry_failed && entry.value("error", std::string()) != "") continue;
-                done_.insert(entry.value("run_name", std::string()));
-                kept.push_back(entry);
-            }
-            document_["benchmarks"] = kept;
+            ResumedFile resumed = read_resumed_file(registry_, spec_, path, options_.retry_failed);
+            document_ = std::move(resumed.document);
+            done_ = std::move(resumed.done);
             document_["context"]["resumed"].push_back(iso8601_now());
             if (document_["context"].value("distribution", nlohmann::json::object()).value("ranks", 1) != ranks())
                 throw UsageError(fmt::format("{}: cannot resume: it was run over {} ranks, this run has {}", path,
@@ -610,6 +595,31 @@ std::string timing_summary(const nlohmann::ordered_json& entry) {
     return text;
 }
 
+ResumedFile read_resumed_file(const Registry& registry, const MatrixSpec& spec, const std::string& path, bool retry_failed) {
+    const nlohmann::json old = read_json_file(path);
+    // Only a file that passes check-results is continued: its entries are kept as they are.
+    if (const auto problems = check_results(old); !problems.empty())
+        throw InputError(fmt::format("{}: cannot resume: not a valid results file ({}; `nbody-bench check-results {}` "
+                                     "lists every problem)",
+                                     path, problems.front(), path));
+    // Entries judged by another matrix (other groups, name, seed, constants or thresholds), or timed by
+    // another build, are not continued under the file's context.
+    const ordered_json fresh = results_context(registry, spec);
+    if (const std::string differs = matrix_difference(old["context"]["matrix"], fresh["matrix"]); !differs.empty())
+        throw UsageError(fmt::format("{}: cannot resume: it was run with another matrix ({})", path, differs));
+    if (const std::string differs = build_difference(old["context"], fresh); !differs.empty())
+        throw UsageError(fmt::format("{}: cannot resume: it was written by another build ({})", path, differs));
+    ResumedFile out{.document = ordered_json::parse(old.dump()), .done = {}};
+    ordered_json kept = ordered_json::array();
+    for (auto& entry : out.document["benchmarks"]) {
+        if (retry_failed && entry.value("error", std::string()) != "") continue;
+        out.done.insert(entry.value("run_name", std::string()));
+        kept.push_back(entry);
+    }
+    out.document["benchmarks"] = kept;
+    return out;
+}
+
 std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
                                                        const std::vector<Configuration>& configurations,
                                                        const CostLimits& limits, bool measure_when_over) {
@@ -626,7 +636,10 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
         ConfigurationCost e;
         // A minimum timed phase can only lengthen each repetition, by at most its value.
         const double min_time = c.repetitions * c.min_time_s;
-        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, rate.interactions_per_second) + min_time,
+        // Each repetition uploads and downloads; the verification's run is one more.
+        const int runs = c.repetitions + 1;
+        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, rate.interactions_per_second, runs) +
+                                 min_time,
                       .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
                       .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
                       .rate_source = rate.source};
@@ -636,7 +649,8 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
             if (!measured.count(key))
                 measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
             if (const auto& m = measured[key]) {
-                e.cost.seconds = reference + steps_seconds(*c.variant, c.n, c.d, steps, m->interactions_per_second) + min_time;
+                e.cost.seconds =
+                    reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, m->interactions_per_second, runs) + min_time;
                 e.cost.rate_source = m->source;
             }
         }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,16 @@ struct ConfigurationCost {
 std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
                                                        const std::vector<Configuration>& configurations,
                                                        const CostLimits& limits, bool measure_when_over);
+
+// What --resume continues: the results file at `path`, its entries (less those recorded with an error
+// when `retry_failed`) and the names of the configurations they hold. InputError for a file that fails
+// check-results; UsageError for one run with another matrix or written by another build, naming the
+// first key that differs and both values.
+struct ResumedFile {
+    nlohmann::ordered_json document;
+    std::set<std::string> done;
+};
+ResumedFile read_resumed_file(const Registry& registry, const MatrixSpec& spec, const std::string& path, bool retry_failed);
 
 // `registry` supplies the variants (tests pass their own). UsageError on a bad matrix, an output
 // that exists without resume/overwrite or cannot be written, or a configuration whose estimate

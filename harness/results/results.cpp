@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -51,42 +52,118 @@ ordered_json group_definition(const MatrixGroup& g) {
             {"tunings", tunings},     {"max_n", caps}};
 }
 
-// The first place where `a` (recorded) and `b` differ, as a key path ("" at the top), and both values;
-// objects are compared on the keys `a` has, so a file written before a key existed is not refused for it.
-std::optional<std::string> first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+// A value for a message: its JSON, shortened.
+std::string shown(const nlohmann::json& v) {
+    const std::string text = v.dump();
+    return text.size() > 80 ? text.substr(0, 80) + "..." : text;
+}
+
+// The first place where `a` (recorded) and `b` differ, as a key path ("" at the top), and both values
+// (`b` named by `fresh_side`: "the matrix", "this build"); objects are compared on the keys `a` has, so
+// a file written before a key existed is not refused for it.
+std::optional<std::string> first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at,
+                                            const std::string& fresh_side = "the matrix") {
     if (a.is_object() && b.is_object()) {
         for (const auto& [key, value] : a.items()) {
             const std::string here = at.empty() ? key : at + "." + key;
-            if (!b.contains(key)) return here + ": recorded, absent from the matrix";
-            if (auto d = first_difference(value, b[key], here)) return d;
+            if (!b.contains(key)) return here + ": recorded, absent from " + fresh_side;
+            if (auto d = first_difference(value, b[key], here, fresh_side)) return d;
         }
         return std::nullopt;
     }
     if (a.is_array() && b.is_array()) {
         for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
-            if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i))) return d;
+            if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i), fresh_side)) return d;
         if (a.size() == b.size()) return std::nullopt;
+        // Equal up to the shorter one: too long to show whole, say what the longer one adds.
+        if (a.dump().size() > 80 || b.dump().size() > 80) {
+            const bool more_in_file = a.size() > b.size();
+            return fmt::format("{}: {} values in the file, {} in {}; the first extra, in {}: {}", at, a.size(), b.size(),
+                               fresh_side, more_in_file ? "the file" : fresh_side,
+                               shown(more_in_file ? a[b.size()] : b[a.size()]));
+        }
     } else if (a == b) {
         return std::nullopt;
     }
-    const auto shown = [](const nlohmann::json& v) {
-        const std::string text = v.dump();
-        return text.size() > 80 ? text.substr(0, 80) + "..." : text;
+    return fmt::format("{}: {} in the file, {} in {}", at, shown(a), shown(b), fresh_side);
+}
+
+// Group definitions compared group by group, each named: a group only one side has, then the first
+// key of a group that differs, then the order. By position where a side repeats a name.
+std::optional<std::string> group_difference(const nlohmann::json& recorded, const nlohmann::json& fresh) {
+    if (!recorded.is_array() || !fresh.is_array()) return first_difference(recorded, fresh, "group_definitions");
+    const auto names = [](const nlohmann::json& groups) {
+        std::vector<std::string> out;
+        for (const auto& g : groups) out.push_back(g.is_object() && g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "");
+        return out;
     };
-    return fmt::format("{}: {} in the file, {} in the matrix", at, shown(a), shown(b));
+    const std::vector<std::string> old_names = names(recorded), new_names = names(fresh);
+    const auto unique = [](const std::vector<std::string>& list) { return std::set<std::string>(list.begin(), list.end()).size() == list.size(); };
+    const auto group = [](const std::string& name) { return "group " + json_text_excerpt(name); };
+    if (!unique(old_names) || !unique(new_names)) {
+        for (std::size_t i = 0; i < recorded.size() && i < fresh.size(); ++i)
+            if (auto d = first_difference(recorded[i], fresh[i], fmt::format("group_definitions[{}] ({})", i, group(old_names[i]))))
+                return d;
+        if (recorded.size() == fresh.size()) return std::nullopt;
+        return fmt::format("group_definitions: {} groups in the file, {} in the matrix", recorded.size(), fresh.size());
+    }
+    const auto index_of = [](const std::vector<std::string>& list, const std::string& name) {
+        return static_cast<std::size_t>(std::find(list.begin(), list.end(), name) - list.begin());
+    };
+    for (const std::string& name : old_names)
+        if (index_of(new_names, name) == new_names.size()) return "group_definitions: " + group(name) + " in the file, absent from the matrix";
+    for (const std::string& name : new_names)
+        if (index_of(old_names, name) == old_names.size()) return "group_definitions: " + group(name) + " in the matrix, absent from the file";
+    for (std::size_t i = 0; i < old_names.size(); ++i) {
+        const auto& mine = fresh[index_of(new_names, old_names[i])];
+        if (auto d = first_difference(recorded[i], mine, "")) return "group_definitions: " + group(old_names[i]) + ": " + *d;
+    }
+    if (old_names != new_names) {
+        const auto listed = [](const std::vector<std::string>& list) {
+            std::string text;
+            for (const auto& name : list) text += (text.empty() ? "" : ", ") + json_text_excerpt(name);
+            return text;
+        };
+        return fmt::format("group_definitions: the groups in the order {} in the file, {} in the matrix", listed(old_names), listed(new_names));
+    }
+    return std::nullopt;
 }
 
 }  // namespace
 
 std::string matrix_difference(const nlohmann::json& recorded, const ordered_json& fresh) {
     const nlohmann::json now = nlohmann::json::parse(fresh.dump());  // as the file would hold it
-    for (const char* key : {"name", "seed", "constants", "verification", "group_definitions"}) {
-        if (!recorded.contains(key)) {
-            if (std::string(key) == "group_definitions") continue;  // written before it existed
-            return std::string(key) + ": absent from the file";
-        }
+    for (const char* key : {"name", "seed", "constants", "verification"}) {
+        if (!recorded.contains(key)) return std::string(key) + ": absent from the file";
         if (const auto d = first_difference(recorded[key], now.value(key, nlohmann::json()), key)) return *d;
     }
+    // A file written before the group definitions were recorded is compared on the rest.
+    if (recorded.contains("group_definitions"))
+        if (const auto d = group_difference(recorded["group_definitions"], now.value("group_definitions", nlohmann::json())))
+            return *d;
+    return "";
+}
+
+std::string build_difference(const nlohmann::json& recorded, const ordered_json& fresh) {
+    const nlohmann::json now = nlohmann::json::parse(fresh.dump());
+    const auto value_of = [](const nlohmann::json& object, const std::string& key) {
+        return object.is_object() && object.contains(key) ? object[key] : nlohmann::json();
+    };
+    const auto differs = [](const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
+        const auto text = [](const nlohmann::json& v) { return v.is_null() ? std::string("absent") : shown(v); };
+        return fmt::format("{}: {} in the file, {} in this build", key, text(a), text(b));
+    };
+    for (const char* key : {"nbody_bench_version", "git_commit", "compiler", "build_type", "build_flags"})
+        if (value_of(recorded, key) != value_of(now, key)) return differs(key, value_of(recorded, key), value_of(now, key));
+    // Every model's versions and settings, either side's keys.
+    const nlohmann::json old_facts = value_of(recorded, "build_facts"), new_facts = value_of(now, "build_facts");
+    std::set<std::string> keys;
+    for (const auto* facts : {&old_facts, &new_facts})
+        if (facts->is_object())
+            for (const auto& [key, value] : facts->items()) keys.insert(key);
+    for (const std::string& key : keys)
+        if (value_of(old_facts, key) != value_of(new_facts, key))
+            return differs("build_facts." + key, value_of(old_facts, key), value_of(new_facts, key));
     return "";
 }
 

@@ -21,9 +21,14 @@ nlohmann::ordered_json results_context(const Registry& registry, const MatrixSpe
 
 // What makes two matrices' results different, between a results file's context.matrix and the
 // matrix about to resume it (results_context's): "" when they agree, else the first key that differs
-// and its two values. Compared: name, seed, constants, verification and every group's definition
-// (group_definitions; a file written before it existed is compared on the rest).
+// and its two values. Compared: name, seed, constants, verification and every group's definition,
+// group by group, naming the group (group_definitions; a file written before it existed is compared
+// on the rest).
 std::string matrix_difference(const nlohmann::json& recorded, const nlohmann::ordered_json& fresh);
+
+// The same between a results file's context and this build's (results_context's): version, git
+// commit, compiler, build type and flags, and every model's build facts.
+std::string build_difference(const nlohmann::json& recorded, const nlohmann::ordered_json& fresh);
 
 // Local time as ISO 8601 with the UTC offset, the way Google Benchmark writes `date`.
 std::string iso8601_now();

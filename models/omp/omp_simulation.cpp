@@ -53,7 +53,9 @@ std::vector<TuningParameter> common_tunings() {
          .default_value = std::to_string(procs),
          .allowed_values = {},
          .min_value = 1,
-         .max_value = procs},
+         .max_value = procs,
+         .values_elsewhere = {},
+         .larger_elsewhere = true},
         {.name = "map",
          .description = "activity-map counting: per-thread histograms merged, shared atomic counts "
                         "(both recount every cell each step), incremental (counts and each body's cell "

@@ -436,15 +436,16 @@ private:
 
 std::vector<TuningParameter> simd_tunings() {
     std::vector<TuningParameter> tunings = omp::common_tunings();
-    std::vector<std::string> isas{"auto"};
-    for (const IsaChoice& choice : isa_choices())
-        if (choice.supported) isas.push_back(choice.name);
+    std::vector<std::string> isas{"auto"}, elsewhere;
+    for (const IsaChoice& choice : isa_choices()) (choice.supported ? isas : elsewhere).push_back(choice.name);
     tunings.push_back({.name = "isa",
                        .description = "vector instruction set, among those this CPU has (auto: the widest)",
                        .default_value = "auto",
                        .allowed_values = isas,
                        .min_value = 0,
-                       .max_value = 0});
+                       .max_value = 0,
+                       .values_elsewhere = elsewhere,
+                       .larger_elsewhere = false});
     tunings.push_back({.name = "j_block",
                        .description = "bodies j per cache block",
                        .default_value = "2048",
@@ -469,9 +470,8 @@ void register_omp_simd(Registry& registry) {
                                   "structure of arrays, vectorised j loop (AVX-512/AVX2/SSE2 at run time), j cache "
                                   "blocks, register-blocked rows; float32: estimated 1/sqrt + first-order "
                                   "refinement; float64: refined to double accuracy (avx512) or sqrt and division",
-                                  // The H100 and H200 hosts measured 0.45-0.62 at 16 threads (0.042 once on a busy host):
-                                  // 0.17 keeps the estimate within 4x of the fastest.
-                                  omp::Ranks::several, 0.17, simd_tunings());
+                                  // Reached 0.24-0.52 on the 16-core H100 and H200 hosts, 0.62 on a 2-core host.
+                                  omp::Ranks::several, 0.33, simd_tunings());
 }
 
 }  // namespace nbody

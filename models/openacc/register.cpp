@@ -101,8 +101,8 @@ void register_openacc_variants(Registry& registry) {
                               return openacc::create_simulation(
                                   name, p, t, gpu ? openacc::Target::gpu_required : openacc::Target::host);
                           },
-                          // The host: serial code, half serial.reference's model default (0.02).
-                          .expected_efficiency = gpu ? entry.expected_efficiency : 0.01});
+                          // The host, one core: both reached 0.064-0.076 (H100 host), 0.07 (2-core host).
+                          .expected_efficiency = gpu ? entry.expected_efficiency : 0.06});
         }
     }
     registry.add_build_fact("openacc_compiler", NBODY_OPENACC_COMPILER);

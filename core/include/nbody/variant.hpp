@@ -125,7 +125,16 @@ struct TuningParameter {
     std::vector<std::string> allowed_values;  // empty: integer in [min_value, max_value]
     long min_value = 0;
     long max_value = 0;
+    // Values the parameter defines that this machine cannot hold: refused here with that reason,
+    // not as a misspelling (a matrix skips them with a note, and stops on a value nothing defines).
+    std::vector<std::string> values_elsewhere = {};  // allowed on other machines (an instruction set this CPU lacks)
+    bool larger_elsewhere = false;                   // integers above max_value hold on larger machines (threads)
 };
+
+// Whether `value` is one `parameter` defines, on this machine or another.
+bool defines_value(const TuningParameter& parameter, const std::string& value);
+// What `parameter` defines, for a message: "auto|private|atomic" or "an integer in [1, 2]" ("... >= 1").
+std::string defined_values_text(const TuningParameter& parameter);
 
 using TuningValues = std::map<std::string, std::string>;
 
