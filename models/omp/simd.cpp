@@ -471,7 +471,9 @@ void register_omp_simd(Registry& registry) {
                                   "refinement; float64: refined to double accuracy (avx512) or sqrt and division",
                                   // The H100 and H200 hosts measured 0.45-0.62 at 16 threads (0.042 once on a busy host):
                                   // 0.17 keeps the estimate within 4x of the fastest.
-                                  omp::Ranks::several, 0.17, simd_tunings());
+                                  omp::Ranks::several, 0.17,
+                                  // each row's sum in j order by one thread; the tiles do not follow the threads
+                                  Reproducibility::bitwise, simd_tunings());
 }
 
 }  // namespace nbody

@@ -43,7 +43,8 @@ private:
 
 void register_stdpar_plain(Registry& registry) {
     stdpar::add_stdpar_variant<StdparPlain>(
-        registry, "stdpar.plain", "std::for_each(par_unseq) over the bodies i, the j sum inside (TBB backend)", 0.01);
+        registry, "stdpar.plain", "std::for_each(par_unseq) over the bodies i, the j sum inside (TBB backend)", 0.01,
+        Reproducibility::bitwise);  // each body's sum in index order by one task
 }
 
 }  // namespace nbody
