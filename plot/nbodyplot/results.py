@@ -168,6 +168,7 @@ class Config:
     ranks: int = 1                     # ranks the simulation ran over (mpirun -np; docs/scaling.md)
     scaling: str | None = None         # "strong" / "weak": a scripts/scaling_run.sh matrix (scaling-<kind>)
     base_device: str = ""              # the device of one rank; `device` adds "× G ranks" over several
+    reproducibility: str | None = None  # bitwise / order-fixed / run-to-run; None in files before it was recorded
 
     @property
     def build_label(self) -> str:
@@ -404,7 +405,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
         time_stddev_s=stddev, repetition_times=repetition_times, thresholds=dict(thresholds),
         device_limit=device_limit(kind, context),
         verification=first.get("verification") if isinstance(first.get("verification"), str) else None,
-        verify_steps=_number(first, "verify_steps", path, entries[0][0], int))
+        verify_steps=_number(first, "verify_steps", path, entries[0][0], int),
+        reproducibility=first.get("reproducibility") if isinstance(first.get("reproducibility"), str) else None)
 
 
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
