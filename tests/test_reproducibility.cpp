@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -209,24 +210,28 @@ std::string instance_name(const VariantDescriptor& v) {
     return name + (v.runs_on_gpu ? "_on_gpu" : "");
 }
 
-std::vector<const VariantDescriptor*> variants_under_test(bool bitwise_on_host_only) {
-    std::vector<const VariantDescriptor*> out;
+// The parameter of the tests over the registry: a variant, printed (and so named to ctest) by its id.
+struct VariantParam {
+    const VariantDescriptor* variant;
+};
+void PrintTo(const VariantParam& p, std::ostream* os) { *os << p.variant->id; }
+
+std::vector<VariantParam> variants_under_test(bool bitwise_on_host_only) {
+    std::vector<VariantParam> out;
     for (const VariantDescriptor& v : builtin_registry().all()) {
         if (!testing::variant_under_test(v) || (v.max_n != 0 && v.max_n < kBodies)) continue;
         if (bitwise_on_host_only && (v.runs_on_gpu || v.reproducibility != Reproducibility::bitwise)) continue;
-        out.push_back(&v);
+        out.push_back({&v});
     }
     return out;
 }
 
-std::string name_of(const ::testing::TestParamInfo<const VariantDescriptor*>& info) {
-    return instance_name(*info.param);
-}
+std::string name_of(const ::testing::TestParamInfo<VariantParam>& info) { return instance_name(*info.param.variant); }
 
-class EveryVariant : public ::testing::TestWithParam<const VariantDescriptor*> {};
+class EveryVariant : public ::testing::TestWithParam<VariantParam> {};
 
 TEST_P(EveryVariant, RepeatsAsItsClassPromises) {
-    const VariantDescriptor& v = *GetParam();
+    const VariantDescriptor& v = *GetParam().variant;
     const Availability availability = v.availability();
     if (!availability.available) GTEST_SKIP() << v.id << ": " << availability.reason;
     for (const Workload& w : workloads_of(v)) {
@@ -237,11 +242,12 @@ TEST_P(EveryVariant, RepeatsAsItsClassPromises) {
 
 INSTANTIATE_TEST_SUITE_P(Reproducibility, EveryVariant, ::testing::ValuesIn(variants_under_test(false)), name_of);
 
-class BitwiseVariant : public ::testing::TestWithParam<const VariantDescriptor*> {};
+class BitwiseVariant : public ::testing::TestWithParam<VariantParam> {};
 
 TEST_P(BitwiseVariant, SameBitsOnOneThread) {
     if (!in_one_thread_child() && usable_cpus() < 2) GTEST_SKIP() << "one CPU: no other thread count to compare";
-    for (const std::string& violation : one_thread_violations(*GetParam())) ADD_FAILURE() << GetParam()->id << " " << violation;
+    const VariantDescriptor& v = *GetParam().variant;
+    for (const std::string& violation : one_thread_violations(v)) ADD_FAILURE() << v.id << " " << violation;
 }
 
 INSTANTIATE_TEST_SUITE_P(Reproducibility, BitwiseVariant, ::testing::ValuesIn(variants_under_test(true)), name_of);
