@@ -1,5 +1,6 @@
 // `nbody-bench list`: every variant of this build, whether it can run here and why not, whether it
-// runs over several ranks, the workloads it runs (SPEC §2), its tunings.
+// runs over several ranks, how its runs repeat (docs/results-format.md), the workloads it runs
+// (SPEC §2), its tunings.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -29,14 +30,15 @@ void add_list_command(CLI::App& app, int& exit_status) {
     cmd->callback([pattern, &exit_status] {
         const auto variants = builtin_registry().match(*pattern);
         // ranks: "several" when the variant runs one simulation over the ranks of mpirun (docs/scaling.md).
-        fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", "variant", "available", "ranks", "workloads", "description",
-                   "tunings (default [allowed])");
+        // reproducibility: bitwise, order-fixed or run-to-run (VariantDescriptor::reproducibility).
+        fmt::print("{:<34} {:<10} {:<8} {:<15} {:<36} {:<44} {}\n", "variant", "available", "ranks", "reproducibility",
+                   "workloads", "description", "tunings (default [allowed])");
         for (const auto* v : variants) {
             const Availability a = v->availability();
             std::string tunings;
             for (const auto& t : v->tunings) tunings += (tunings.empty() ? "" : "  ") + describe_tuning(t);
-            fmt::print("{:<34} {:<10} {:<8} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no",
-                       v->distributed ? "several" : "one", v->workloads.describe(),
+            fmt::print("{:<34} {:<10} {:<8} {:<15} {:<36} {:<44} {}\n", v->id, a.available ? "yes" : "no",
+                       v->distributed ? "several" : "one", to_string(v->reproducibility), v->workloads.describe(),
                        v->description, tunings.empty() ? "-" : tunings);
             if (!a.available) fmt::print("{:<34} {:<10} reason: {}\n", "", "", a.reason);
         }

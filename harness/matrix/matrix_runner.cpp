@@ -406,6 +406,7 @@ private:
         e["backend"] = c.variant->backend;
         e["execution_space"] = c.variant->execution_space;
         e["device"] = c.variant->runs_on_gpu ? "gpu" : "cpu";
+        e["reproducibility"] = to_string(c.variant->reproducibility);
         e["tuning"] = c.tuning;
         e["n"] = c.n;
         e["d"] = c.d;

@@ -12,7 +12,8 @@ VariantDescriptor baseline_aos_variant() {
                            {block_size_tuning("32"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<AosSimulation<ExactDeviceInvSqrt>>(p, t);
-                           });
+                           },
+                           {.reproducibility = Reproducibility::bitwise});  // one thread per body, j in index order
 }
 
 }  // namespace nbody::cuda

@@ -168,7 +168,8 @@ VariantDescriptor cuda_descriptor(std::string id, std::string description, std::
             .workloads = std::move(facts.workloads),
             .availability = cuda_availability,
             .create = std::move(checked_create),
-            .expected_efficiency = facts.expected_efficiency};
+            .expected_efficiency = facts.expected_efficiency,
+            .reproducibility = facts.reproducibility};
 }
 
 }  // namespace nbody::cuda

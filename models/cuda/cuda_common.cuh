@@ -157,6 +157,7 @@ struct CudaVariantFacts {
     // About 0.6 of the lowest fraction of the efficiency limit the variant reached at N >= 65536 in
     // any workload (results/*.json); 0 where none was measured: the model's default.
     double expected_efficiency = 0;
+    Reproducibility reproducibility = Reproducibility::run_to_run;
 };
 
 // A descriptor with the fields every CUDA variant shares filled in. Its create refuses (UsageError,

@@ -21,7 +21,9 @@ VariantDescriptor fastmath_variant() {
                            [](const Problem& p, const TuningValues& t) {
                                return make_tiled_float4(p, t, "cuda.fastmath", TiledFloat4Kernels::tuned_fast_math);
                            },
-                           {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.29});  // lowest measured 0.481
+                           // lowest measured 0.481; slices > 1 add partials by atomicAdd
+                           {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.29,
+                            .reproducibility = Reproducibility::run_to_run});
 }
 
 }  // namespace nbody::cuda

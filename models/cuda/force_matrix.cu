@@ -51,7 +51,8 @@ VariantDescriptor force_matrix_variant() {
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<ForceMatrix>(p, t);
                            },
-                           {.max_n = kMaxBodies});
+                           // the row reduction's grouping is fixed by its tuning
+                           {.max_n = kMaxBodies, .reproducibility = Reproducibility::order_fixed});
 }
 
 }  // namespace nbody::cuda

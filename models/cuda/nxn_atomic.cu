@@ -52,7 +52,8 @@ VariantDescriptor nxn_atomic_variant() {
                            {block_size_tuning("256"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<NxnAtomic>(p, t);
-                           });
+                           },
+                           {.reproducibility = Reproducibility::run_to_run});  // atomicAdd of float pulls
 }
 
 }  // namespace nbody::cuda

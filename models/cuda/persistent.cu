@@ -310,7 +310,8 @@ VariantDescriptor persistent_variant() {
           .default_value = "incremental",
           .allowed_values = {"incremental"}}},
         [](const Problem& p, const TuningValues& t) { return make_for_workload<Persistent>(p, t); },
-        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.19});  // lowest measured 0.316
+        // lowest measured 0.316; a warp's 32 lane partials added by shuffles
+        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.19, .reproducibility = Reproducibility::order_fixed});
 }
 
 }  // namespace nbody::cuda

@@ -10,7 +10,8 @@ VariantDescriptor rsqrt_variant() {
                            {block_size_tuning("256"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<AosSimulation<DeviceRsqrt>>(p, t);
-                           });
+                           },
+                           {.reproducibility = Reproducibility::bitwise});  // one thread per body, j in index order
 }
 
 }  // namespace nbody::cuda

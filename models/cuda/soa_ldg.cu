@@ -41,7 +41,8 @@ VariantDescriptor soa_ldg_variant() {
                            {block_size_tuning("256"), map_tuning()},
                            [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                                return std::make_unique<SoaLdg>(p, t);
-                           });
+                           },
+                           {.reproducibility = Reproducibility::bitwise});  // one thread per body, j in index order
 }
 
 }  // namespace nbody::cuda

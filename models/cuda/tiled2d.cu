@@ -137,7 +137,8 @@ VariantDescriptor tiled2d_variant() {
                              "4", {"1", "2", "4", "8"}),
          map_tuning(), reduction_tuning()},
         [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2d>(p, t); },
-        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.12});  // lowest measured 0.206
+        // lowest measured 0.206; the chunks' partials summed in a grouping the tunings fix
+        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.12, .reproducibility = Reproducibility::order_fixed});
 }
 
 }  // namespace nbody::cuda

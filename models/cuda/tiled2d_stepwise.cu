@@ -235,7 +235,8 @@ VariantDescriptor tiled2d_stepwise_variant() {
          on_off("compile_time_shape", "GPU8: len and luf compiled in (float32 workloads)", "off"),
          reduction, map_tuning()},
         [](const Problem& p, const TuningValues& t) { return make_for_workload<Tiled2dStepwise>(p, t); },
-        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.1});  // lowest measured 0.166
+        // lowest measured 0.166; the partials summed in a grouping the tunings fix
+        {.workloads = WorkloadSupport::every(), .expected_efficiency = 0.1, .reproducibility = Reproducibility::order_fixed});
 }
 
 }  // namespace nbody::cuda

@@ -347,12 +347,28 @@ struct ExpectedEfficiency {
     double host = 0.0;
 };
 
+// VariantDescriptor::reproducibility of a variant on a GPU space and on a host space of several
+// threads (OpenMP). The Serial space runs every kernel on one thread in a fixed order: bitwise.
+struct SpaceReproducibility {
+    Reproducibility gpu = Reproducibility::run_to_run;
+    Reproducibility host = Reproducibility::run_to_run;
+};
+
+template <class Space>
+Reproducibility reproducibility_on(SpaceReproducibility reproducibility) {
+#ifdef KOKKOS_ENABLE_SERIAL
+    if constexpr (std::is_same_v<Space, Kokkos::Serial>) return Reproducibility::bitwise;
+#endif
+    return kRunsOnGpu<Space> ? reproducibility.gpu : reproducibility.host;
+}
+
 // The descriptor fields every Kokkos variant fills the same way. `distributed`: its pull kernel
 // sums only the owned block (KokkosSimulation::owned()), so it runs one simulation over ranks.
 template <class Space, template <class, class, int> class Sim>
 VariantDescriptor describe_variant(const std::string& variant, const std::string& description,
                                    std::vector<TuningParameter> tunings, ExpectedEfficiency efficiency,
-                                   bool distributed = false, StepKernels kernels = StepKernels::per_step) {
+                                   SpaceReproducibility reproducibility, bool distributed = false,
+                                   StepKernels kernels = StepKernels::per_step) {
     if (kernels == StepKernels::per_step) {
         tunings.push_back(map_tuning());
         tunings.push_back(dispatch_tuning());
@@ -370,7 +386,8 @@ VariantDescriptor describe_variant(const std::string& variant, const std::string
             .workloads = WorkloadSupport::every(),
             .availability = &availability,
             .create = &create_for_workload<Sim, Space>,
-            .expected_efficiency = kRunsOnGpu<Space> ? efficiency.gpu : efficiency.host};
+            .expected_efficiency = kRunsOnGpu<Space> ? efficiency.gpu : efficiency.host,
+            .reproducibility = reproducibility_on<Space>(reproducibility)};
 }
 
 template <class Space>
@@ -380,12 +397,12 @@ using CountScatter = Kokkos::Experimental::ScatterView<int*, typename DeviceCoun
 // tunings on that space.
 template <template <class, class, int> class Sim, class Tunings>
 void register_for_each_space(Registry& registry, const std::string& variant, const std::string& description,
-                             Tunings tunings, ExpectedEfficiency efficiency, bool distributed = false,
-                             StepKernels kernels = StepKernels::per_step) {
+                             Tunings tunings, ExpectedEfficiency efficiency, SpaceReproducibility reproducibility,
+                             bool distributed = false, StepKernels kernels = StepKernels::per_step) {
     for_each_space([&](auto tag) {
         using Space = typename decltype(tag)::type;
         registry.add(describe_variant<Space, Sim>(variant, description, tunings(kRunsOnGpu<Space>), efficiency,
-                                                  distributed, kernels));
+                                                  reproducibility, distributed, kernels));
     });
 }
 

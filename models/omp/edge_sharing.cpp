@@ -287,7 +287,9 @@ void register_omp_edge_sharing(Registry& registry) {
                                          "16-byte vectors, exact 1/sqrt, sequential sums; heavy and light blocks "
                                          "paired; per-thread buffers merged without locks",
                                          omp::Ranks::one,  // each pair's pull goes to both blocks: see docs/scaling.md
-                                         0.13);  // reached 0.10-0.20 (16 cores), 0.22 (2)
+                                         0.13,  // reached 0.10-0.20 (16 cores), 0.22 (2)
+                                         // the per-thread buffers' sum follows the thread count
+                                         Reproducibility::order_fixed);
 }
 
 }  // namespace nbody

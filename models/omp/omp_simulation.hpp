@@ -125,10 +125,10 @@ void require_single_rank(const Problem& problem, const std::string& id, Ranks ra
 
 // Registers `Variant<Real>` (an OmpSimulation<Real> constructed from (Problem, TuningValues)) as
 // a CPU variant of the omp backend on the openmp execution space, running every workload:
-// `create` picks the precision once. `expected_efficiency`: VariantDescriptor's.
+// `create` picks the precision once. `expected_efficiency`, `reproducibility`: VariantDescriptor's.
 template <template <class> class Variant>
 void add_omp_variant(Registry& registry, std::string id, std::string description, Ranks ranks, double expected_efficiency,
-                     std::vector<TuningParameter> tunings = common_tunings()) {
+                     Reproducibility reproducibility, std::vector<TuningParameter> tunings = common_tunings()) {
     registry.add({.id = id,
                   .backend = "omp",
                   .execution_space = "openmp",
@@ -143,7 +143,8 @@ void add_omp_variant(Registry& registry, std::string id, std::string description
                       require_single_rank(p, id, ranks);
                       return make_for_precision<Variant>(p, t);
                   },
-                  .expected_efficiency = expected_efficiency});
+                  .expected_efficiency = expected_efficiency,
+                  .reproducibility = reproducibility});
 }
 
 }  // namespace nbody::omp

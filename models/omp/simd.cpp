@@ -471,7 +471,9 @@ void register_omp_simd(Registry& registry) {
                                   "blocks, register-blocked rows; float32: estimated 1/sqrt + first-order "
                                   "refinement; float64: refined to double accuracy (avx512) or sqrt and division",
                                   // Reached 0.24-0.52 on the 16-core H100 and H200 hosts, 0.62 on a 2-core host.
-                                  omp::Ranks::several, 0.33, simd_tunings());
+                                  omp::Ranks::several, 0.33,
+                                  // each row's sum in j order by one thread; the tiles do not follow the threads
+                                  Reproducibility::bitwise, simd_tunings());
 }
 
 }  // namespace nbody

@@ -41,7 +41,8 @@ private:
 void register_omp_static(Registry& registry) {
     omp::add_omp_variant<OmpStatic>(registry, "omp.static",
                                     "one body per iteration of a static-schedule loop over the N^2 sum",
-                                    omp::Ranks::several, 0.045);  // reached 0.033-0.067 (16 cores), 0.064 (2)
+                                    omp::Ranks::several, 0.045,  // reached 0.033-0.067 (16 cores), 0.064 (2)
+                                    Reproducibility::bitwise);   // each body summed by one thread in index order
 }
 
 }  // namespace nbody

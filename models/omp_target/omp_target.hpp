@@ -18,7 +18,8 @@ struct VariantEntry {
     std::string description;
     std::vector<TuningParameter> tunings;
     Factory create;
-    double expected_efficiency = 0;  // VariantDescriptor's
+    double expected_efficiency = 0;                                 // VariantDescriptor's
+    Reproducibility reproducibility = Reproducibility::run_to_run;  // VariantDescriptor's
 };
 
 VariantEntry naive_entry();

@@ -90,7 +90,8 @@ void register_omp_target_variants(Registry& registry) {
                       .create = [create = entry.create](const Problem& p, const TuningValues& t) {
                           return create(p, t, omp_target::OffloadDevice::gpu_required);
                       },
-                      .expected_efficiency = entry.expected_efficiency});
+                      .expected_efficiency = entry.expected_efficiency,
+                      .reproducibility = entry.reproducibility});
     }
     registry.add_build_fact("omp_target_compiler", NBODY_OMP_TARGET_COMPILER);
 }

@@ -90,7 +90,8 @@ void register_serial_reference(Registry& registry) {
                   .availability = {},
                   .create = [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                       return make_for_precision<SerialReference>(p, t);
-                  }});
+                  },
+                  .reproducibility = Reproducibility::bitwise});  // one thread, index order
 }
 
 }  // namespace nbody

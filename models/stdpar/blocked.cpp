@@ -137,7 +137,8 @@ void register_stdpar_blocked(Registry& registry) {
         registry, "stdpar.blocked",
         "std::for_each(par) over items of several blocks of bodies i sharing tiles of j; per body j, "
         "std::for_each(unseq) over a block (SIMD lanes)",
-        0.18,  // reached 0.14-0.25 (16 cores), 0.26 (2)
+        0.18,                      // reached 0.14-0.25 (16 cores), 0.26 (2)
+        Reproducibility::bitwise,  // each body's sum over j in index order, one lane
         {{.name = "i_block",
           .description = "bodies i per block, the lanes of the unseq loop",
           .default_value = "16",

@@ -44,7 +44,8 @@ private:
 void register_stdpar_plain(Registry& registry) {
     stdpar::add_stdpar_variant<StdparPlain>(
         registry, "stdpar.plain", "std::for_each(par_unseq) over the bodies i, the j sum inside (TBB backend)",
-        0.05);  // reached 0.049-0.055 (16 cores), 0.075 (2)
+        0.05,  // reached 0.049-0.055 (16 cores), 0.075 (2)
+        Reproducibility::bitwise);  // each body's sum in index order by one task
 }
 
 }  // namespace nbody

@@ -151,7 +151,7 @@ inline void require_single_rank(const Problem& problem, const std::string& id) {
 // a CPU variant of the stdpar backend running every workload.
 template <template <class> class Variant>
 void add_stdpar_variant(Registry& registry, std::string id, std::string description, double expected_efficiency,
-                        std::vector<TuningParameter> tunings = {}) {
+                        Reproducibility reproducibility, std::vector<TuningParameter> tunings = {}) {
     registry.add({.id = id,
                   .backend = "stdpar",
                   .execution_space = "tbb",
@@ -166,7 +166,8 @@ void add_stdpar_variant(Registry& registry, std::string id, std::string descript
                       require_single_rank(p, id);
                       return make_for_precision<Variant>(p, t);
                   },
-                  .expected_efficiency = expected_efficiency});
+                  .expected_efficiency = expected_efficiency,
+                  .reproducibility = reproducibility});
 }
 
 }  // namespace nbody::stdpar

@@ -628,7 +628,7 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
                              double split_j_efficiency) {
     const std::string space = Backend::space;
     const auto add = [&](const std::string& variant, Force force, std::string description,
-                         std::vector<TuningParameter> tunings, double efficiency) {
+                         std::vector<TuningParameter> tunings, double efficiency, Reproducibility reproducibility) {
         const std::string id = "thrust." + variant + "@" + space;
         registry.add({.id = id,
                       .backend = "thrust",
@@ -641,15 +641,16 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
                       .workloads = WorkloadSupport::every(),
                       .availability = Backend::availability,
                       .create = [id, force](const Problem& p, const TuningValues& t) { return make_simulation(p, t, force, id); },
-                      .expected_efficiency = efficiency});
+                      .expected_efficiency = efficiency,
+                      .reproducibility = reproducibility});
     };
     add("naive", Force::soa, "thrust::for_each over the bodies i, the j sum inside over the per-axis arrays",
-        map_tuning(), naive_efficiency);
+        map_tuning(), naive_efficiency, Reproducibility::bitwise);  // each body's j sum in index order
     std::vector<TuningParameter> packed_tunings = map_tuning();
     packed_tunings.push_back(bodies_tuning("bodies i per functor call, each packed (x, y, z, m) body j loaded once for all of them"));
     add("packed", Force::packed,
         "thrust::for_each over groups of bodies i; packed (x, y, z, m) bodies j, on the GPU through the read-only cache",
-        std::move(packed_tunings), packed_efficiency);
+        std::move(packed_tunings), packed_efficiency, Reproducibility::bitwise);
     std::vector<TuningParameter> split_j_tunings = map_tuning();
     split_j_tunings.push_back(bodies_tuning("bodies i per work item, each mass-scaled body j loaded once for all of them"));
     split_j_tunings.push_back({.name = "chunks",
@@ -662,7 +663,9 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
                                .max_value = 4096});
     add("split_j", Force::split_j,
         "thrust::for_each over (bodies i, chunk of bodies j) items, bodies j scaled by m^-1/2, the chunks' partial pulls summed per body",
-        std::move(split_j_tunings), split_j_efficiency);
+        std::move(split_j_tunings), split_j_efficiency,
+        // the chunks (chunks=0: from the threads the device keeps resident) group each body's sum
+        Reproducibility::order_fixed);
 }
 
 }  // namespace nbody::thrust_model::NBODY_THRUST_SPACE

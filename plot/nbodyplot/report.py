@@ -532,9 +532,10 @@ def verification_section(configs, anchors: dict) -> list[str]:
 
 
 def measurements_section(configs) -> list[str]:
-    rows = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
-             c.repetitions, num(c.time), num(c.time_stddev_s), num(c.values.get("interactions_per_second")),
-             num(c.efficiency), num(c.values.get("upload_s")), num(c.values.get("download_s")), dirty_cell(c)]
+    rows = [[c.device, c.variant, c.reproducibility or "—", c.build_label, workload_text(c.workload), c.tuning_text,
+             c.n, c.d, c.steps, c.repetitions, num(c.time), num(c.time_stddev_s),
+             num(c.values.get("interactions_per_second")), num(c.efficiency), num(c.values.get("upload_s")),
+             num(c.values.get("download_s")), dirty_cell(c)]
             for c in sorted(configs, key=sort_key) if not c.failed]
     failed = [[c.device, c.variant, c.build_label, workload_text(c.workload), c.tuning_text, c.n, c.d, c.steps,
                num(c.time), c.error or "no time recorded"]
@@ -543,8 +544,12 @@ def measurements_section(configs) -> list[str]:
                for c in sorted(configs, key=sort_key) if c.verdict == "refused"]
     lines = ["## All measurements", "",
              "Median of the repetitions (Google Benchmark's median aggregate where present). Upload of the "
-             "initial state and download of state and map are timed apart from the steps (SPEC §3).", ""]
-    lines += table(["device", "variant", "build", "workload", "tuning", "N", "D", "steps", "repetitions",
+             "initial state and download of state and map are timed apart from the steps (SPEC §3). "
+             "Reproducibility: how two runs of the variant from the same state agree, as it declares it "
+             "(bitwise, order-fixed or run-to-run; docs/results-format.md); — where the results do not record it.",
+             ""]
+    lines += table(["device", "variant", "reproducibility", "build", "workload", "tuning", "N", "D", "steps",
+                    "repetitions",
                     "time per step (s)", "stddev (s)", "interactions/s", "efficiency", "upload (s)", "download (s)",
                     DIRTY_COLUMN],
                    rows)

@@ -175,6 +175,7 @@ class Config:
     scaling: str | None = None         # "strong" / "weak": a scripts/scaling_run.sh matrix (scaling-<kind>)
     base_device: str = ""              # the device of one rank; `device` adds "× G ranks" over several
     energy_reason: str | None = None   # why no energy was read (a repetition's `energy.reason`), where none was
+    reproducibility: str | None = None  # bitwise / order-fixed / run-to-run; None in files before it was recorded
 
     @property
     def build_label(self) -> str:
@@ -423,7 +424,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
         device_limit=device_limit(kind, context),
         verification=first.get("verification") if isinstance(first.get("verification"), str) else None,
         verify_steps=_number(first, "verify_steps", path, entries[0][0], int),
-        energy_reason=energy_reasons[0] if energy_reasons and "interactions_per_joule" not in values else None)
+        energy_reason=energy_reasons[0] if energy_reasons and "interactions_per_joule" not in values else None,
+        reproducibility=first.get("reproducibility") if isinstance(first.get("reproducibility"), str) else None)
 
 
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:

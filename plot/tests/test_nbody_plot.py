@@ -190,6 +190,7 @@ class ReportOnFixture(unittest.TestCase):
             self.assertClose(r["upload (s)"], e["upload_s"], f"{key} upload")
             self.assertClose(r["download (s)"], e["download_s"], f"{key} download")
             self.assertEqual(int(r["repetitions"]), e["repetitions"], f"{key} repetitions")
+            self.assertEqual(r["reproducibility"], e.get("reproducibility", "—"), f"{key} reproducibility")
 
     def test_numbers_in_tables_have_three_significant_figures(self):
         body = self.report.split("## Appendix C")[0]  # the context appendix lists values as recorded
@@ -450,6 +451,26 @@ class SmallInput(unittest.TestCase):
         row = parse_table(report, "## All measurements")[0]
         self.assertIn(f"Problem: N = {first['n']}, D = {first['d']};", report)
         self.assertTrue(math.isclose(number(row["time per step (s)"]), first["time_per_step_s"], rel_tol=REL))
+
+    def test_the_reproducibility_class_each_entry_records_is_shown(self):
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        entries = [e for e in document["benchmarks"] if e["run_type"] == "iteration" and e["repetitions"] == 1
+                   and e.get("verified") and "error" not in e]
+        variants = sorted({e["variant"] for e in entries})[:3]
+        classes = dict(zip(variants, ["bitwise", "order-fixed", "run-to-run"]))
+        document["benchmarks"] = [e for e in entries if e["variant"] in classes]
+        for e in document["benchmarks"]:
+            e["reproducibility"] = classes[e["variant"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "classes.json"
+            path.write_text(json.dumps(document))
+            result = run_tool(path, "--out", Path(tmp) / "out")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "out" / "report.md").read_text()
+        rows = parse_table(report, "## All measurements")
+        self.assertEqual({r["variant"] for r in rows}, set(classes))
+        for r in rows:
+            self.assertEqual(r["reproducibility"], classes[r["variant"]], r["variant"])
 
 
     def test_files_that_disagree_on_a_device_limit_are_flagged(self):

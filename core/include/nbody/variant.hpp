@@ -143,6 +143,25 @@ struct Availability {
     std::string reason;  // why not, when unavailable
 };
 
+// How closely two runs of a variant from the same state agree (docs/results-format.md). The class
+// holds whatever the variant's tunings: a tuning that can split a sum over atomics makes the
+// variant run-to-run even where its default does not.
+enum class Reproducibility {
+    run_to_run,   // atomics or dynamic scheduling: runs differ within rounding
+    order_fixed,  // same bits on one device with the same tunings and thread count
+    bitwise,      // same bits every run on one device, whatever its thread count
+};
+
+// "run-to-run", "order-fixed", "bitwise": the names `list`, results files and reports use.
+inline const char* to_string(Reproducibility reproducibility) {
+    switch (reproducibility) {
+        case Reproducibility::bitwise: return "bitwise";
+        case Reproducibility::order_fixed: return "order-fixed";
+        case Reproducibility::run_to_run: return "run-to-run";
+    }
+    return "run-to-run";
+}
+
 struct VariantDescriptor {
     std::string id;               // "<backend>.<variant>[@<space>]"
     std::string backend;          // serial, omp, cuda, kokkos
@@ -159,6 +178,10 @@ struct VariantDescriptor {
     // N, conservatively (about 0.6 of the lowest its committed results show at N >= 65536): the rate
     // of the run-time estimate (harness/matrix/estimate.hpp). 0: its model's default.
     double expected_efficiency = 0;
+    // Declared from the code of its pull: each body's sum in a fixed order by one thread is bitwise;
+    // a grouping that follows the thread count, block or device is order-fixed; float atomics or
+    // dynamic scheduling are run-to-run (the default, the weakest promise).
+    Reproducibility reproducibility = Reproducibility::run_to_run;
 };
 
 // The workload as a fresh state of this precision and dimension: an empty BodiesT<Real>(n, dim).
