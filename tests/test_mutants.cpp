@@ -36,7 +36,7 @@ struct Input {
     const char* name;
     std::optional<StressKind> hard;
 };
-const Input kInputs[] = {{"generated", std::nullopt}, {"masses", StressKind::masses}, {"mixed", StressKind::mixed}};
+const Input kInputs[] = {{"generated", std::nullopt}, {"mixed", StressKind::mixed}, {"outside", StressKind::outside}};
 
 std::vector<CheckResult> verify_mutant(Mutation mutation, const Workload& workload, const Input& input = kInputs[0]) {
     HostState initial = generate_state(workload, kBodies);
@@ -47,7 +47,8 @@ std::vector<CheckResult> verify_mutant(Mutation mutation, const Workload& worklo
         constants = c.constants;
     }
     const ReferenceSolution reference(initial, constants, workload.integrator, {1, 10}, VerificationSettings{});
-    auto sim = testing::create_mutant(Problem{.n = kBodies, .d = kMapSize, .constants = constants, .workload = workload}, mutation);
+    auto sim = testing::create_mutant(
+        Problem{.n = kBodies, .d = kMapSize, .constants = constants, .workload = workload, .distribution = {}}, mutation);
     return verify_simulation(*sim, initial, reference, kMapSize);
 }
 

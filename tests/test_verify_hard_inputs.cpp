@@ -42,7 +42,7 @@ TEST_P(HardInputs, NoCpuVariantFails) {
         for (const VariantDescriptor* v : builtin_registry().match("*")) {
             if (v->runs_on_gpu || !v->availability().available || !v->workloads.supports(workload)) continue;
             if (v->max_n != 0 && kBodies > v->max_n) continue;
-            const Problem problem{.n = kBodies, .d = kMapSize, .constants = input.constants, .workload = workload};
+            const Problem problem{.n = kBodies, .d = kMapSize, .constants = input.constants, .workload = workload, .distribution = {}};
             auto simulation = v->create(problem, Registry::resolve_tuning(*v, {}));
             for (const CheckResult& r : verify_simulation(*simulation, input.state, reference, kMapSize)) {
                 ++checks;

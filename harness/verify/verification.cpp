@@ -231,6 +231,20 @@ using TruthOf = std::conditional_t<std::is_same_v<Real, float>, double, long dou
 
 constexpr SumOrder kShadowOrders[] = {SumOrder::index, SumOrder::reversed};
 
+// The state one rounding away: every coordinate moved by one ulp, up or down by a fixed pattern.
+// Its shadow samples how far this input carries a rounding of the positions (a variant that
+// rescales or recentres positions, or any step after the first, rounds them).
+template <class Real>
+BodiesT<Real> nudged(BodiesT<Real> b) {
+    for (int axis = 0; axis < b.dim; ++axis)
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            Real& p = b.position(axis)[i];
+            const bool up = ((i * 3 + static_cast<std::size_t>(axis)) * 0x9E3779B97F4A7C15ULL >> 63) != 0;
+            p = std::nextafter(p, up ? std::numeric_limits<Real>::infinity() : -std::numeric_limits<Real>::infinity());
+        }
+    return b;
+}
+
 // The rounding scale of one quantity from its truth (per axis, `count` values each) and the
 // shadows' values of it (each per axis, the same layout).
 template <class Shadow>
@@ -312,12 +326,14 @@ void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConst
     if (n_ <= settings.full_reference_max_n) {
         kind_ = CheckKind::full;
         std::vector<BodiesT<Real>> shadows(std::size(kShadowOrders), initial);
+        shadows.push_back(nudged(initial));  // summed in index order
         int done = 0;
         // Reported step by step under Euler; a leapfrog call starts with a force evaluation, so
         // leapfrog advances to each step count at once (reported there).
         const bool step_by_step = on_step && integrator == Integrator::euler;
         for (int k : steps_) {
-            for (std::size_t s = 0; s < shadows.size(); ++s) reference_advance(shadows[s], constants, integrator, k - done, kShadowOrders[s]);
+            for (std::size_t s = 0; s < shadows.size(); ++s)
+                reference_advance(shadows[s], constants, integrator, k - done, s < std::size(kShadowOrders) ? kShadowOrders[s] : SumOrder::index);
             for (; step_by_step && done + 1 < k; ++done) {
                 reference_advance(state, constants, integrator, 1);
                 on_step(done + 1, steps_.back());
@@ -361,10 +377,14 @@ void ReferenceSolution::compute(const BodiesT<Real>& initial, const PhysicsConst
     for (int axis = 0; axis < dim_; ++axis)
         for (std::size_t k = 0; k < sample_.size(); ++k)
             sample_velocity_[axis][k] = state.velocity(axis)[sample_[k]] + kick * acceleration[axis][k];
-    // The sample's velocities in Real, the accelerations summed in both orders.
-    std::vector<std::vector<std::vector<Real>>> shadow_velocity;  // [order][axis][k]
-    for (SumOrder order : kShadowOrders) {
-        const auto a = reference_accelerations(shadow, constants, sample_, order);
+    // The sample's velocities in Real, the accelerations summed in both orders, and in index order
+    // from the positions one rounding away.
+    std::vector<std::vector<std::vector<Real>>> shadow_velocity;  // [shadow][axis][k]
+    const BodiesT<Real> shadow_nudged = nudged(shadow);
+    for (std::size_t s = 0; s <= std::size(kShadowOrders); ++s) {
+        const bool nudge = s == std::size(kShadowOrders);
+        const auto a = reference_accelerations(nudge ? shadow_nudged : shadow, constants, sample_,
+                                               nudge ? SumOrder::index : kShadowOrders[s]);
         auto& v = shadow_velocity.emplace_back(static_cast<std::size_t>(dim_), std::vector<Real>(sample_.size()));
         for (int axis = 0; axis < dim_; ++axis)
             for (std::size_t k = 0; k < sample_.size(); ++k)

@@ -3,8 +3,9 @@
 //
 // The truth: the reference algorithm in double (float32 workloads) or long double (float64 ones),
 // advanced from the variant's initial state. The rule (docs/verification.md, "The rounding rule"):
-// beside it run two SHADOWS, the same algorithm in the workload's own precision summing each body's
-// pulls in index order and in reversed order. Their errors against the truth, body by body and
+// beside it run three SHADOWS, the same algorithm in the workload's own precision summing each
+// body's pulls in index order and in reversed order, and in index order from the positions one ulp
+// away (what a rounding of the positions does, as a variant that rescales them makes). Their errors against the truth, body by body and
 // component by component, are what honest rounding does to this very input (with every
 // amplification the physics adds). A value's rounding scale is
 //     max(the shadows' errors on it, the RMS of the shadows' errors over all bodies) + kValueUlps ulps of it,
@@ -13,7 +14,7 @@
 // a check beyond that limit is INCONCLUSIVE, not FAIL; the one-step check is always decisive.
 // Full check (N <= full_reference_max_n): every body after each requested step count K.
 // Sampled check (larger N): the first step only, positions and the map for every body, velocities
-// for a fixed pseudo-random subset (their shadows: the subset's accelerations summed in both orders;
+// for a fixed pseudo-random subset (their shadows: the subset's accelerations in the three ways;
 // leapfrog positions need one O(N^2) pass in the workload's precision).
 // User thresholds (--max-pos-err ..., a matrix's `verification` keys) replace the rule by fixed
 // absolute limits for what they name. compare_states (distributed against one rank) keeps fixed limits.
