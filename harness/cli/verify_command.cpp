@@ -221,11 +221,13 @@ void print_check_row(const VariantDescriptor& v, const std::string& input, const
 void print_rule(const ThresholdOverrides& t) {
     fmt::print("rule: an error passes within {:g} x its rounding scale = max(the shadows' error on that value, their RMS "
                "over all bodies) + {:g} ulps of the value; shadows: the reference in the workload's precision, pulls "
-               "summed in index and in reversed order (pos_x, vel_x: the worst multiple; ampl: the shadows' worst error in ulps of the largest value)\n",
+               "summed in index and in reversed order, and from positions one ulp away (pos_x, vel_x: the worst multiple; "
+               "ampl: the shadows' worst error in ulps of the largest value)\n",
                kRoundingMultiple, kValueUlps);
     fmt::print("      after K > 1 steps of an input whose shadows err by more than {:.0e} ulps of the values, a check beyond "
-               "the limit is INCONCLUSIVE (not a failure); the map must be explained by the position error\n",
-               kInconclusiveAmplification);
+               "the limit but within {:g} x the shadows' largest error is INCONCLUSIVE (not a failure); the map must be "
+               "explained by the position error\n",
+               kInconclusiveAmplification, kRoundingMultiple);
     std::string absolute;
     const auto add = [&](const char* name, const std::optional<double>& value) {
         if (value) absolute += fmt::format("{}{} {:.3g}", absolute.empty() ? "" : ", ", name, *value);
