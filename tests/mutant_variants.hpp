@@ -7,12 +7,20 @@
 // - velocity_first: Euler's kick before its drift (the drift then uses the new velocity);
 // - dropped_j_tile: the pull sums skip the bodies of the second j tile (64 bodies);
 // - no_force: every pull is zero (a kernel that computes nothing);
+// - wrong_sign: every pull points away from the other body;
+// - missing_mass: the pulls leave out the mass of the pulling body (m_j taken as 1);
+// - skipped_body: the pull sums skip body N/2;
+// - wrong_softening: eps used where eps^2 belongs;
+// - off_by_one_j: the loop over j stops before the last body;
+// - float32_stage: float64 workloads sum the pulls in float32 (float32 workloads: unchanged);
+// - lost_map_update: one body's count is lost from the map (a lost atomic update);
 // - none: the control, which must pass.
 // `two_d_only` registers a correct variant that declares only the canonical workload, for the
 // "workload not supported" refusal.
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "nbody/reference.hpp"
@@ -20,7 +28,20 @@
 
 namespace nbody::testing {
 
-enum class Mutation { none, in_place_race, velocity_first, dropped_j_tile, no_force };
+enum class Mutation {
+    none,
+    in_place_race,
+    velocity_first,
+    dropped_j_tile,
+    no_force,
+    wrong_sign,
+    missing_mass,
+    skipped_body,
+    wrong_softening,
+    off_by_one_j,
+    float32_stage,
+    lost_map_update,
+};
 
 template <class Real, int Dim>
 class MutantSimulation final : public SimulationOf<Real> {
@@ -40,19 +61,50 @@ public:
     }
     void download(BodiesT<Real>& state, std::vector<float>& map) override {
         state = bodies_;
-        map = normalised_map(host_cell_counts(bodies_, problem_.d), bodies_.size(), problem_.d);
+        auto counts = host_cell_counts(bodies_, problem_.d);
+        if (mutation_ == Mutation::lost_map_update)
+            for (auto& count : counts)
+                if (count > 0) {
+                    --count;
+                    break;
+                }
+        map = normalised_map(counts, bodies_.size(), problem_.d);
     }
 
 private:
     Vec<Real, Dim> pull_on(std::size_t i) const {
-        Vec<Real, Dim> sum{};
-        if (mutation_ == Mutation::no_force) return sum;
-        const auto eps2 = static_cast<Real>(problem_.constants.eps2());
-        const Vec<Real, Dim> pi = position_of<Dim>(bodies_, i);
-        for (std::size_t j = 0; j < bodies_.size(); ++j) {
-            if (mutation_ == Mutation::dropped_j_tile && j >= kTile && j < 2 * kTile) continue;
-            accumulate_pull(pi, position_of<Dim>(bodies_, j), bodies_.m[j], eps2, sum, ExactInvSqrt{});
+        if (mutation_ == Mutation::float32_stage && !std::is_same_v<Real, float>) {
+            // The same sum in float32, widened.
+            const Vec<float, Dim> narrow = summed_pull<float>(i);
+            Vec<Real, Dim> sum;
+            for (int k = 0; k < Dim; ++k) sum[k] = narrow[k];
+            return sum;
         }
+        return summed_pull<Real>(i);
+    }
+
+    template <class Sum>
+    Vec<Sum, Dim> summed_pull(std::size_t i) const {
+        Vec<Sum, Dim> sum{};
+        if (mutation_ == Mutation::no_force) return sum;
+        const double softening = problem_.constants.softening;
+        const auto eps2 = static_cast<Sum>(mutation_ == Mutation::wrong_softening ? softening : softening * softening);
+        const auto position = [this](std::size_t j) {
+            Vec<Sum, Dim> p;
+            for (int k = 0; k < Dim; ++k) p[k] = static_cast<Sum>(bodies_.position(k)[j]);
+            return p;
+        };
+        const Vec<Sum, Dim> pi = position(i);
+        const std::size_t n = bodies_.size();
+        const std::size_t end = mutation_ == Mutation::off_by_one_j ? n - 1 : n;
+        for (std::size_t j = 0; j < end; ++j) {
+            if (mutation_ == Mutation::dropped_j_tile && j >= kTile && j < 2 * kTile) continue;
+            if (mutation_ == Mutation::skipped_body && j == n / 2) continue;
+            const Sum mass = mutation_ == Mutation::missing_mass ? Sum(1) : static_cast<Sum>(bodies_.m[j]);
+            accumulate_pull(pi, position(j), mass, eps2, sum, ExactInvSqrt{});
+        }
+        if (mutation_ == Mutation::wrong_sign)
+            for (int k = 0; k < Dim; ++k) sum[k] = -sum[k];
         return sum;
     }
 
@@ -120,6 +172,13 @@ inline const MutantEntry kMutants[] = {
     {"mutant.velocity_first", Mutation::velocity_first},
     {"mutant.dropped_j_tile", Mutation::dropped_j_tile},
     {"mutant.no_force", Mutation::no_force},
+    {"mutant.wrong_sign", Mutation::wrong_sign},
+    {"mutant.missing_mass", Mutation::missing_mass},
+    {"mutant.skipped_body", Mutation::skipped_body},
+    {"mutant.wrong_softening", Mutation::wrong_softening},
+    {"mutant.off_by_one_j", Mutation::off_by_one_j},
+    {"mutant.float32_stage", Mutation::float32_stage},
+    {"mutant.lost_map_update", Mutation::lost_map_update},
 };
 
 // A descriptor of the mutated serial algorithm (every workload, always available).

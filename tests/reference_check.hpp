@@ -1,6 +1,6 @@
 #pragma once
-// A model's own test of a simulation against the float64 reference, at the verifier's default
-// thresholds with an exact map: the reference of the generator's seed-42 state, cached per workload
+// A model's own test of a simulation against the more exact reference, by the verifier's rounding
+// rule with an exact map: the reference of the generator's seed-42 state, cached per workload
 // (one reference serves every variant and tuning of a test file), and the check itself.
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ inline const ReferenceSolution& cached_reference(const Workload& w, std::size_t 
 inline void expect_agrees_with_reference(Simulation& sim, const Workload& w, std::size_t bodies, int steps, int map_size,
                                          const std::string& name, bool tight_positions) {
     const auto results = verify_simulation(sim, generate_state(w, bodies, 42), cached_reference(w, bodies, steps),
-                                           map_size, default_thresholds(w.precision));
+                                           map_size);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(results[0].passed) << name << ": " << results[0].failure;
     if (tight_positions)

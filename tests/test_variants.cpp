@@ -72,8 +72,7 @@ TEST_P(EveryVariant, AgreesWithTheReference) {
     const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
     auto sim = c.variant->create(problem, Registry::resolve_tuning(*c.variant, c.tuning));
     const HostState initial = generate_state(c.workload, kBodies, 42);
-    const auto results =
-        verify_simulation(*sim, initial, reference_for(c.workload), kMapSize, default_thresholds(c.workload.precision));
+    const auto results = verify_simulation(*sim, initial, reference_for(c.workload), kMapSize);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
     // Tighter than verify's 10-step thresholds: these are 3 steps.

@@ -11,9 +11,12 @@
 #include "cli/commands.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
+#include "nbody/io.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
+#include "nbody/stress.hpp"
 #include "platform/host_info.hpp"
+#include "test_support.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
@@ -39,9 +42,6 @@ SerialRun<Real> run_serial(const BodiesT<Real>& initial, int d, int steps, Integ
     return out;
 }
 
-const Thresholds kFp32 = default_thresholds(Precision::fp32);
-const Thresholds kFp64 = default_thresholds(Precision::fp64);
-
 TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
     const Bodies initial = generate_bodies(300, 7);
     Registry registry;
@@ -49,7 +49,7 @@ TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
     auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}, .workload = {}}, {});
     const ReferenceSolution reference(initial, {}, Integrator::euler, {10, 1, 3}, VerificationSettings{});
     ASSERT_EQ(reference.kind(), CheckKind::full);
-    const auto results = verify_simulation(*sim, initial, reference, 16, kFp32);
+    const auto results = verify_simulation(*sim, initial, reference, 16);
     ASSERT_EQ(results.size(), 3u);
     EXPECT_EQ(results[0].steps, 1);
     EXPECT_EQ(results[2].steps, 10);
@@ -58,6 +58,11 @@ TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
         EXPECT_LT(r.errors.max_pos_err, 1e-6);
         EXPECT_GT(r.errors.max_vel_err, 0.0);  // float32 against float64: not bit-equal
         EXPECT_LE(r.errors.rms_pos_err, r.errors.max_pos_err);
+        // The same algorithm as the index-order shadow: within one rounding scale.
+        EXPECT_LE(r.errors.pos_rounding_multiple, 1.0);
+        EXPECT_LE(r.errors.vel_rounding_multiple, 1.0);
+        EXPECT_EQ(r.verdict, Verdict::pass);
+        EXPECT_EQ(r.vel_limit_source, LimitSource::rounding);
     }
 }
 
@@ -66,7 +71,7 @@ TEST(Verification, PerturbedPositionFailsNamingTheError) {
     const ReferenceSolution reference(initial, {}, Integrator::euler, {2}, VerificationSettings{});
     auto run = run_serial(initial, 8, 2);
     run.state.x[17] += 3e-4f;
-    const CheckResult r = reference.check(2, run.state, run.map, 8, kFp32);
+    const CheckResult r = reference.check(2, run.state, run.map, 8);
     EXPECT_FALSE(r.passed);
     EXPECT_NEAR(r.errors.max_pos_err, 3e-4, 1e-5);
     EXPECT_NE(r.failure.find("max_pos_err"), std::string::npos);
@@ -86,13 +91,13 @@ TEST(Verification, MapDifferenceCountsBodiesInAnotherCell) {
     while (run.map[from] == 0.0f) ++from;
     run.map[from] -= unit;
     run.map[(from + 1) % run.map.size()] += unit;
-    const CheckResult r = reference.check(1, run.state, run.map, d, kFp32);
+    const CheckResult r = reference.check(1, run.state, run.map, d);
     EXPECT_DOUBLE_EQ(r.errors.map_diff, 1.0 / n);
     EXPECT_EQ(r.errors.map_unexplained_counts, 2);
     EXPECT_FALSE(r.passed);
     EXPECT_NE(r.failure.find("map: 2 counts unexplained"), std::string::npos) << r.failure;
     // The explicitly lax mode of earlier versions compares the plain difference instead.
-    Thresholds lax = kFp32;
+    ThresholdOverrides lax;
     lax.max_map_diff = 0.02;
     EXPECT_TRUE(reference.check(1, run.state, run.map, d, lax).passed);
 }
@@ -218,7 +223,7 @@ TEST(Verification, NaNFailsEveryThreshold) {
     const ReferenceSolution reference(initial, {}, Integrator::euler, {1}, VerificationSettings{});
     auto run = run_serial(initial, 4, 1);
     run.state.vx[3] = std::numeric_limits<float>::quiet_NaN();
-    const CheckResult r = reference.check(1, run.state, run.map, 4, kFp32);
+    const CheckResult r = reference.check(1, run.state, run.map, 4);
     EXPECT_FALSE(r.passed);
     EXPECT_TRUE(std::isnan(r.errors.max_vel_err));
     EXPECT_NE(r.failure.find("max_vel_err"), std::string::npos);
@@ -233,7 +238,7 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
     EXPECT_EQ(reference.kind(), CheckKind::sampled);
     EXPECT_EQ(reference.steps(), std::vector<int>{1});
     auto run = run_serial(initial, 12, 1);
-    const CheckResult good = reference.check(1, run.state, run.map, 12, kFp32);
+    const CheckResult good = reference.check(1, run.state, run.map, 12);
     EXPECT_TRUE(good.passed) << good.failure;
     EXPECT_GT(good.errors.max_vel_err, 0.0);
 
@@ -246,12 +251,13 @@ TEST(Verification, LargeNGetsTheSampledFirstStepCheck) {
 
     // A wrong velocity on every body is caught whichever bodies are sampled.
     for (auto& v : run.state.vy) v += 1e-3f;
-    EXPECT_FALSE(reference.check(1, run.state, run.map, 12, kFp32).passed);
+    EXPECT_FALSE(reference.check(1, run.state, run.map, 12).passed);
 }
 
-// Float32 sampled checks hold velocities to the larger of the threshold and twice the error of a
-// float32 index-order sum on the sampled bodies: that sum itself passes, three times its error fails.
-TEST(Verification, SampledFloat32VelocityLimitScalesWithTheIndexOrderSum) {
+// Sampled checks hold velocities to the rounding of the shadows (the sample's accelerations summed
+// in the workload's precision in index and in reversed order): that index-order sum itself passes,
+// well beyond the rule's multiple of its error fails, and a user's absolute limit replaces the rule.
+TEST(Verification, SampledVelocitiesAreHeldToTheShadowsRounding) {
     const std::size_t n = 12000;
     const Bodies initial = generate_bodies(n, 21);
     VerificationSettings settings;
@@ -266,36 +272,47 @@ TEST(Verification, SampledFloat32VelocityLimitScalesWithTheIndexOrderSum) {
     for (std::size_t i = 0; i < n; ++i) every[i] = i;
     const auto acceleration = reference_accelerations(initial, constants, every);
     Bodies index_order = initial;
+    float largest_speed = 0;
     for (std::size_t i = 0; i < n; ++i) {
         index_order.vx[i] = static_cast<float>(constants.dt) * acceleration[0][i];
         index_order.vy[i] = static_cast<float>(constants.dt) * acceleration[1][i];
+        largest_speed = std::max({largest_speed, std::abs(index_order.vx[i]), std::abs(index_order.vy[i])});
     }
     const std::vector<float> map = run_serial(initial, 8, 1).map;
 
-    Thresholds strict = kFp32;
-    strict.max_vel_err = 1e-12;  // below any float32 rounding: the scaled limit decides
-    const CheckResult own = reference.check(1, index_order, map, 8, strict);
+    const CheckResult own = reference.check(1, index_order, map, 8);
     EXPECT_TRUE(own.passed) << own.failure;
     EXPECT_GT(own.errors.float32_sum_vel_err, 0.0);
-    EXPECT_TRUE(own.errors.vel_limit_scaled());
-    EXPECT_DOUBLE_EQ(own.errors.vel_err_limit, kIndexOrderSumMargin * own.errors.float32_sum_vel_err);
+    EXPECT_LE(own.errors.vel_rounding_multiple, 2.0);
     EXPECT_LE(own.errors.max_vel_err, own.errors.vel_err_limit);
 
+    // Off by more than the rule allows on every body: beyond any shadow error and value ulps.
+    const double scale = 4 * own.errors.float32_sum_vel_err + 2 * kValueUlps * std::numeric_limits<float>::epsilon() * largest_speed;
     Bodies off = index_order;
-    for (auto& v : off.vx) v += static_cast<float>(3 * own.errors.float32_sum_vel_err);
-    const CheckResult wrong = reference.check(1, off, map, 8, strict);
-    EXPECT_FALSE(wrong.passed);
+    for (auto& v : off.vx) v += static_cast<float>(kRoundingMultiple * scale);
+    const CheckResult wrong = reference.check(1, off, map, 8);
+    EXPECT_EQ(wrong.verdict, Verdict::fail);
+    EXPECT_GT(wrong.errors.vel_rounding_multiple, kRoundingMultiple);
     EXPECT_NE(wrong.failure.find("max_vel_err"), std::string::npos);
 
-    // The default threshold is far above this N's float32 rounding: it stays the limit.
-    const CheckResult by_default = reference.check(1, index_order, map, 8, kFp32);
-    EXPECT_FALSE(by_default.errors.vel_limit_scaled());
-    EXPECT_EQ(by_default.errors.vel_err_limit, kFp32.max_vel_err);
+    // An absolute limit replaces the rule for what it names.
+    ThresholdOverrides loose;
+    loose.max_vel_err = 1.0;
+    const CheckResult by_user = reference.check(1, off, map, 8, loose);
+    EXPECT_TRUE(by_user.passed) << by_user.failure;
+    EXPECT_EQ(by_user.vel_limit_source, LimitSource::absolute);
+    EXPECT_EQ(by_user.pos_limit_source, LimitSource::rounding);
+    EXPECT_EQ(by_user.errors.vel_err_limit, 1.0);
+    ThresholdOverrides strict;
+    strict.max_vel_err = 1e-12;  // below any float32 rounding
+    EXPECT_EQ(reference.check(1, index_order, map, 8, strict).verdict, Verdict::fail);
 
-    // Float64 workloads have no float32 yardstick.
+    // Float64 workloads have their own shadows (no float32 one).
     const ReferenceSolution reference64(BodiesT<double>::converted_from(initial), {}, Integrator::euler, {1}, settings);
     const auto run64 = run_serial(BodiesT<double>::converted_from(initial), 8, 1);
-    EXPECT_EQ(reference64.check(1, run64.state, run64.map, 8, kFp64).errors.float32_sum_vel_err, 0.0);
+    const CheckResult r64 = reference64.check(1, run64.state, run64.map, 8);
+    EXPECT_TRUE(r64.passed) << r64.failure;
+    EXPECT_EQ(r64.errors.float32_sum_vel_err, 0.0);
 }
 
 // Float64 workloads are checked against the long-double reference with thresholds that a float64
@@ -311,13 +328,13 @@ TEST(Verification, Float64IsCheckedTightlyAndCatchesFloat32Rounding) {
                        ->create(Problem{.n = 400, .d = 10, .constants = {},
                                         .workload = {dim, Precision::fp64, Integrator::leapfrog}},
                                 {});
-        for (const auto& r : verify_simulation(*sim, initial, reference, 10, kFp64)) {
+        for (const auto& r : verify_simulation(*sim, initial, reference, 10)) {
             EXPECT_TRUE(r.passed) << dim << "D after " << r.steps << ": " << r.failure;
             EXPECT_LT(r.errors.max_pos_err, 1e-14);
         }
         // The same steps in float32, widened: a silent float32 path in a float64 variant.
         const auto single = run_serial(BodiesT<float>::converted_from(initial), 10, 10, Integrator::leapfrog);
-        const CheckResult mixed = reference.check(10, BodiesT<double>::converted_from(single.state), single.map, 10, kFp64);
+        const CheckResult mixed = reference.check(10, BodiesT<double>::converted_from(single.state), single.map, 10);
         EXPECT_FALSE(mixed.passed);
         EXPECT_GT(mixed.errors.max_vel_err, 1e-10);
     }
@@ -336,21 +353,64 @@ TEST(Verification, SampledCheckFollowsLeapfrogIn3D) {
     ASSERT_EQ(full.kind(), CheckKind::full);
 
     const auto leapfrog = run_serial(initial, 16, 1, Integrator::leapfrog);
-    const CheckResult by_sample = reference.check(1, leapfrog.state, leapfrog.map, 16, kFp32);
-    const CheckResult by_full = full.check(1, leapfrog.state, leapfrog.map, 16, kFp32);
+    const CheckResult by_sample = reference.check(1, leapfrog.state, leapfrog.map, 16);
+    const CheckResult by_full = full.check(1, leapfrog.state, leapfrog.map, 16);
     EXPECT_TRUE(by_sample.passed) << by_sample.failure;
     EXPECT_EQ(by_sample.errors.max_pos_err, by_full.errors.max_pos_err);  // every position, same truth
     EXPECT_LE(by_sample.errors.max_vel_err, by_full.errors.max_vel_err);   // a subset of the bodies
     EXPECT_GT(by_sample.errors.max_vel_err, 0.0);
 
     const auto euler = run_serial(initial, 16, 1, Integrator::euler);
-    EXPECT_FALSE(reference.check(1, euler.state, euler.map, 16, kFp32).passed);
+    EXPECT_FALSE(reference.check(1, euler.state, euler.map, 16).passed);
 
     auto moved = leapfrog;
     moved.state.z[7] += 5e-4f;
-    const CheckResult r = reference.check(1, moved.state, moved.map, 16, kFp32);
+    const CheckResult r = reference.check(1, moved.state, moved.map, 16);
     EXPECT_FALSE(r.passed);
     EXPECT_NE(r.failure.find("max_pos_err"), std::string::npos);
+}
+
+// The third verdict: on an input that amplifies rounding (masses over 8 decades in float32), an
+// error beyond a body's own rounding scale but within the rule's multiple of the shadows' largest
+// error is INCONCLUSIVE after 10 steps; the same after one step, where nothing is amplified yet,
+// FAILs; and an error beyond any rounding the shadows show FAILs after 10 steps too.
+TEST(Verification, AmplifiedRoundingGivesInconclusiveNeverAfterOneStep) {
+    const StressCase masses = stress_state(StressKind::masses, 256, 2, Precision::fp32);
+    const auto& initial = std::get<BodiesT<float>>(masses.state);
+    const ReferenceSolution reference(masses.state, masses.constants, Integrator::leapfrog, {1, 10}, VerificationSettings{});
+    Registry registry;
+    register_serial_variants(registry);
+    const Workload workload{2, Precision::fp32, Integrator::leapfrog};
+    auto sim = registry.find("serial.reference")
+                   ->create(Problem{.n = 256, .d = 10, .constants = masses.constants, .workload = workload}, {});
+    const auto snapshots = snapshots_at(*sim, initial, {1, 10});
+    const CheckResult own = reference.check(10, snapshots[1].state, snapshots[1].map, 10);
+    ASSERT_TRUE(own.passed) << own.failure;  // the index-order shadow's own arithmetic
+    ASSERT_GT(own.errors.rounding_amplification, kInconclusiveAmplification);
+
+    const auto perturbed = [](const Snapshot& s, double by) {
+        auto state = std::get<BodiesT<float>>(s.state);
+        for (std::size_t i = 0; i < state.size(); i += 8) state.vx[i] += static_cast<float>(by);
+        return state;
+    };
+    // Half the rule's multiple of the largest shadow error: beyond most bodies' own scale.
+    const double spread = 0.5 * kRoundingMultiple * own.errors.vel_shadow_err;
+    const CheckResult amplified = reference.check(10, perturbed(snapshots[1], spread), snapshots[1].map, 10);
+    EXPECT_EQ(amplified.verdict, Verdict::inconclusive) << amplified.failure;
+    EXPECT_FALSE(amplified.passed);
+    EXPECT_NE(amplified.failure.find("rounding amplified"), std::string::npos) << amplified.failure;
+    // Beyond any rounding the shadows show: FAIL.
+    const CheckResult wrong = reference.check(10, perturbed(snapshots[1], 4 * spread), snapshots[1].map, 10);
+    EXPECT_EQ(wrong.verdict, Verdict::fail) << wrong.failure;
+    // After one step the check is decisive.
+    const CheckResult first = reference.check(1, snapshots[0].state, snapshots[0].map, 10);
+    ASSERT_TRUE(first.passed) << first.failure;
+    const double first_spread = 0.5 * kRoundingMultiple * std::max(first.errors.vel_shadow_err, 1e-6);
+    EXPECT_EQ(reference.check(1, perturbed(snapshots[0], first_spread), snapshots[0].map, 10).verdict, Verdict::fail);
+    // An absolute limit is never excused.
+    ThresholdOverrides absolute;
+    absolute.max_vel_err = own.errors.max_vel_err;
+    EXPECT_EQ(reference.check(10, perturbed(snapshots[1], spread), snapshots[1].map, 10, absolute).verdict, Verdict::fail);
 }
 
 // `nbody-bench verify ARGS...` through the real command line; returns its exit status.
@@ -378,6 +438,21 @@ TEST(VerifyCommand, PassesAndFailsOnTheThresholds) {
     EXPECT_THROW(verify_command({"--dim", "4"}), CLI::ValidationError);
     EXPECT_THROW(verify_command({"--precision", "fp16"}), CLI::ValidationError);
     EXPECT_THROW(verify_command({"--integrator", "rk4"}), CLI::ValidationError);
+    // Hard inputs: by name (with -n, only when named), refused by an unknown name or beside --input.
+    EXPECT_EQ(verify_command({"--variants", "serial.reference", "-n", "64", "-d", "4", "--steps", "1", "--dim", "2",
+                              "--precision", "fp64", "--integrator", "euler", "--hard", "masses", "drift", "--hard-n", "64"}),
+              0);
+    EXPECT_THROW(verify_command({"--variants", "serial.reference", "-n", "64", "--hard", "bogus"}), UsageError);
+    EXPECT_THROW(verify_command({"--variants", "serial.reference", "-n", "64", "--hard", "none", "mixed"}), UsageError);
+    testing::TempDir dir;
+    const std::string state = dir.file("state.csv");
+    write_bodies_csv(state, generate_bodies(16), "16 bodies");
+    try {
+        verify_command({"--variants", "serial.reference", "--input", state, "--hard", "mixed"});
+        ADD_FAILURE() << "--hard beside --input accepted";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("--hard and --input"), std::string::npos) << e.what();
+    }
 }
 
 TEST(HostInfo, SimdLanesComeFromTheWidestFlag) {

@@ -389,8 +389,7 @@ private:
                     reference = std::make_unique<ReferenceSolution>(a.initial, spec_.constants, c.workload.integrator,
                                                                     std::vector<int>{c.verify_steps}, spec_.verification);
                 const Snapshot& last = snapshots.back();
-                a.check = reference->check(last.steps, last.state, last.map, c.d,
-                                           spec_.verification.thresholds_for(c.workload.precision));
+                a.check = reference->check(last.steps, last.state, last.map, c.d, spec_.verification.overrides);
             }
         } catch (const std::exception& e) {
             a.error = e.what();
@@ -432,10 +431,19 @@ private:
         e["max_pos_err"] = json_number_or_null(a.check->errors.max_pos_err);
         e["rms_pos_err"] = json_number_or_null(a.check->errors.rms_pos_err);
         e["max_vel_err"] = json_number_or_null(a.check->errors.max_vel_err);
-        if (a.check->errors.float32_sum_vel_err > 0) {  // a sampled float32 check: its scaled velocity limit
+        if (a.check->errors.float32_sum_vel_err > 0)  // a sampled float32 check: the index-order shadow's velocity error
             e["float32_sum_vel_err"] = a.check->errors.float32_sum_vel_err;
-            e["vel_err_limit"] = a.check->errors.vel_err_limit;
-        }
+        // The verdict and the limits it came from (docs/verification.md, "The rounding rule").
+        e["verdict"] = to_string(a.check->verdict);
+        e["pos_err_limit"] = json_number_or_null(a.check->errors.pos_err_limit);
+        e["vel_err_limit"] = json_number_or_null(a.check->errors.vel_err_limit);
+        e["pos_limit_source"] = to_string(a.check->pos_limit_source);
+        e["vel_limit_source"] = to_string(a.check->vel_limit_source);
+        e["pos_rounding_multiple"] = json_number_or_null(a.check->errors.pos_rounding_multiple);
+        e["vel_rounding_multiple"] = json_number_or_null(a.check->errors.vel_rounding_multiple);
+        e["pos_shadow_err"] = json_number_or_null(a.check->errors.pos_shadow_err);
+        e["vel_shadow_err"] = json_number_or_null(a.check->errors.vel_shadow_err);
+        e["rounding_amplification"] = json_number_or_null(a.check->errors.rounding_amplification);
         e["map_diff"] = json_number_or_null(a.check->errors.map_diff);
         e["map_ambiguous_bodies"] = a.check->errors.map_ambiguous_bodies;
         e["map_explained_counts"] = a.check->errors.map_explained_counts;
@@ -486,7 +494,10 @@ private:
             outcome = "FAILED: " + a.error;
         } else {
             const bool verified = a.check && a.check->passed;
-            const std::string verification_error = a.check ? "verification failed: " + a.check->failure : "";
+            const std::string verification_error =
+                !a.check ? ""
+                : a.check->verdict == Verdict::inconclusive ? "verification inconclusive: " + a.check->failure
+                                                             : "verification failed: " + a.check->failure;
             ordered_json summary_entry;  // the median (or the one repetition): what the progress line shows
             for (const Run& r : a.runs) {
                 const bool aggregate = r.run_type == Run::RT_Aggregate;

@@ -239,19 +239,24 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
     c["build_facts"] = facts;
     c["build_facts"]["host_arch"] = build.host_arch;  // the ISA host code (and a built Kokkos) was compiled for
-    const auto thresholds_json = [&](Precision precision) {
-        const Thresholds t = spec.verification.thresholds_for(precision);
-        return ordered_json{{"max_pos_err", t.max_pos_err},
-                            {"max_rms_pos_err", t.max_rms_pos_err},
-                            {"max_vel_err", t.max_vel_err},
-                            // null: every map count must be explained (no lax threshold)
-                            {"max_map_diff", t.max_map_diff ? ordered_json(*t.max_map_diff) : ordered_json(nullptr)}};
+    // The absolute limits given (null: the rounding rule decides; for max_map_diff: every map count
+    // must be explained), the same for both precisions.
+    const auto thresholds_json = [&](Precision) {
+        const ThresholdOverrides& t = spec.verification.overrides;
+        const auto value = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
+        return ordered_json{{"max_pos_err", value(t.max_pos_err)},
+                            {"max_rms_pos_err", value(t.max_rms_pos_err)},
+                            {"max_vel_err", value(t.max_vel_err)},
+                            {"max_map_diff", value(t.max_map_diff)}};
     };
     ordered_json verification = {{"steps", spec.verify_steps},
                                  {"full_reference_max_n", spec.verification.full_reference_max_n},
                                  {"sample_bodies", spec.verification.sample_bodies}};
     verification.update(thresholds_json(Precision::fp32));  // as version 1 wrote them: the fp32 thresholds
     verification["by_precision"] = {{"fp32", thresholds_json(Precision::fp32)}, {"fp64", thresholds_json(Precision::fp64)}};
+    verification["rule"] = {{"rounding_multiple", kRoundingMultiple},
+                            {"value_ulps", kValueUlps},
+                            {"inconclusive_amplification", kInconclusiveAmplification}};
     c["matrix"] = {{"name", spec.name},
                    {"file", spec.file},
                    {"seed", spec.seed},

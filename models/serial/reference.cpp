@@ -8,11 +8,11 @@ namespace nbody {
 
 namespace {
 template <int Dim, class Real>
-void pulls_of_dim(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel) {
+void pulls_of_dim(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel, SumOrder order) {
     const auto n = static_cast<std::int64_t>(b.size());
 #pragma omp parallel for schedule(static) if (parallel)
     for (std::int64_t i = 0; i < n; ++i) {
-        const Vec<Real, Dim> sum = host_pull_on<Dim>(b, static_cast<std::size_t>(i), eps2);
+        const Vec<Real, Dim> sum = host_pull_on<Dim>(b, static_cast<std::size_t>(i), eps2, order);
         for (int k = 0; k < Dim; ++k) pull[k][i] = sum[k];
     }
 }
@@ -37,13 +37,13 @@ void for_each_body(BodiesT<Real>& b, const std::vector<std::vector<Real>>& pull,
 }  // namespace
 
 template <class Real>
-void host_pulls(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel) {
+void host_pulls(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel, SumOrder order) {
     pull.resize(static_cast<std::size_t>(b.dim));
     for (auto& axis : pull) axis.resize(b.size());
     if (b.dim == 3)
-        pulls_of_dim<3>(b, eps2, pull, parallel);
+        pulls_of_dim<3>(b, eps2, pull, parallel, order);
     else
-        pulls_of_dim<2>(b, eps2, pull, parallel);
+        pulls_of_dim<2>(b, eps2, pull, parallel, order);
 }
 
 template <class Real>
@@ -75,31 +75,32 @@ std::vector<float> normalised_map(const std::vector<std::int64_t>& counts, std::
 }
 
 template <class Real>
-void reference_advance(BodiesT<Real>& state, const PhysicsConstants& constants, Integrator integrator, int steps) {
+void reference_advance(BodiesT<Real>& state, const PhysicsConstants& constants, Integrator integrator, int steps,
+                       SumOrder order) {
     const Real eps2 = static_cast<Real>(constants.eps2());
     const Real G = static_cast<Real>(constants.G), dt = static_cast<Real>(constants.dt);
     std::vector<std::vector<Real>> pull;
-    if (needs_initial_pull(integrator) && steps > 0) host_pulls(state, eps2, pull, true);
+    if (needs_initial_pull(integrator) && steps > 0) host_pulls(state, eps2, pull, true, order);
     for (int s = 0; s < steps; ++s) {
         host_advance_before_force(state, pull, integrator, G, dt);
-        host_pulls(state, eps2, pull, true);
+        host_pulls(state, eps2, pull, true, order);
         host_advance_after_force(state, pull, integrator, G, dt);
     }
 }
 
 template <class Real>
 std::vector<std::vector<Real>> reference_accelerations(const BodiesT<Real>& state, const PhysicsConstants& constants,
-                                                       const std::vector<std::size_t>& bodies) {
+                                                       const std::vector<std::size_t>& bodies, SumOrder order) {
     const auto count = static_cast<std::int64_t>(bodies.size());
     const Real eps2 = static_cast<Real>(constants.eps2()), G = static_cast<Real>(constants.G);
     std::vector<std::vector<Real>> acceleration(static_cast<std::size_t>(state.dim), std::vector<Real>(bodies.size()));
 #pragma omp parallel for schedule(static)
     for (std::int64_t s = 0; s < count; ++s) {
         if (state.dim == 3) {
-            const auto pull = host_pull_on<3>(state, bodies[s], eps2);
+            const auto pull = host_pull_on<3>(state, bodies[s], eps2, order);
             for (int k = 0; k < 3; ++k) acceleration[k][s] = G * pull[k];
         } else {
-            const auto pull = host_pull_on<2>(state, bodies[s], eps2);
+            const auto pull = host_pull_on<2>(state, bodies[s], eps2, order);
             for (int k = 0; k < 2; ++k) acceleration[k][s] = G * pull[k];
         }
     }
@@ -107,7 +108,7 @@ std::vector<std::vector<Real>> reference_accelerations(const BodiesT<Real>& stat
 }
 
 #define NBODY_INSTANTIATE_HOST(Real)                                                                               \
-    template void host_pulls<Real>(const BodiesT<Real>&, Real, std::vector<std::vector<Real>>&, bool);               \
+    template void host_pulls<Real>(const BodiesT<Real>&, Real, std::vector<std::vector<Real>>&, bool, SumOrder);     \
     template void host_advance_before_force<Real>(BodiesT<Real>&, const std::vector<std::vector<Real>>&, Integrator, \
                                                   Real, Real);                                                     \
     template void host_advance_after_force<Real>(BodiesT<Real>&, const std::vector<std::vector<Real>>&, Integrator,  \
@@ -116,14 +117,15 @@ NBODY_INSTANTIATE_HOST(float)
 NBODY_INSTANTIATE_HOST(double)
 NBODY_INSTANTIATE_HOST(long double)
 
-template void reference_advance<double>(BodiesT<double>&, const PhysicsConstants&, Integrator, int);
-template void reference_advance<long double>(BodiesT<long double>&, const PhysicsConstants&, Integrator, int);
+template void reference_advance<float>(BodiesT<float>&, const PhysicsConstants&, Integrator, int, SumOrder);
+template void reference_advance<double>(BodiesT<double>&, const PhysicsConstants&, Integrator, int, SumOrder);
+template void reference_advance<long double>(BodiesT<long double>&, const PhysicsConstants&, Integrator, int, SumOrder);
 template std::vector<std::vector<float>> reference_accelerations<float>(const BodiesT<float>&, const PhysicsConstants&,
-                                                                        const std::vector<std::size_t>&);
+                                                                        const std::vector<std::size_t>&, SumOrder);
 template std::vector<std::vector<double>> reference_accelerations<double>(const BodiesT<double>&,
                                                                           const PhysicsConstants&,
-                                                                          const std::vector<std::size_t>&);
+                                                                          const std::vector<std::size_t>&, SumOrder);
 template std::vector<std::vector<long double>> reference_accelerations<long double>(
-    const BodiesT<long double>&, const PhysicsConstants&, const std::vector<std::size_t>&);
+    const BodiesT<long double>&, const PhysicsConstants&, const std::vector<std::size_t>&, SumOrder);
 
 }  // namespace nbody

@@ -69,7 +69,9 @@ def scalars(mapping: dict, prefix: str = ""):
 def counts_text(counts: dict) -> str:
     total = sum(counts.values())
     return (f"{total} configuration{'s' if total != 1 else ''}: {counts['verified']} verified, "
-            f"{counts['failed']} failed, {counts['refused']} refused, {counts['not verified']} not verified")
+            f"{counts['failed']} failed, "
+            + (f"{counts['inconclusive']} inconclusive, " if counts.get("inconclusive") else "")
+            + f"{counts['refused']} refused, {counts['not verified']} not verified")
 
 
 DIRTY_MARK = " (dirty build)"
@@ -511,7 +513,8 @@ def verification_section(configs, anchors: dict) -> list[str]:
     for c in sorted(configs, key=lambda c: (c.verdict != "failed", sort_key(c))):
         if c.verdict == "not verified" and not any(n in c.values for n in ERROR_FIELDS):
             continue
-        verdict = {"verified": "PASS", "failed": "FAIL", "refused": "REFUSED", "not verified": "—"}[c.verdict]
+        verdict = {"verified": "PASS", "failed": "FAIL", "inconclusive": "INCONCLUSIVE", "refused": "REFUSED",
+                   "not verified": "—"}[c.verdict]
         check = "—" if c.verification is None else (
             c.verification + (f", {c.verify_steps} step{'s' if c.verify_steps != 1 else ''}"
                               if c.verify_steps is not None else ""))

@@ -37,7 +37,7 @@ WORKLOAD_VALUES = {"dim": (2, 3), "precision": ("fp32", "fp64"), "integrator": (
 # an error and no time. These messages say the tuning is over a resource budget, not that a run went wrong.
 REFUSAL_PATTERNS = (re.compile(r"registers and scratch allow"), re.compile(r"do not fit this kernel"),
                     re.compile(r"needs \d+ MiB of per-thread"))
-VERDICTS = ("verified", "failed", "refused", "not verified")
+VERDICTS = ("verified", "failed", "inconclusive", "refused", "not verified")
 
 ERROR_FIELDS = ("max_pos_err", "rms_pos_err", "max_vel_err", "map_diff")
 # The per-step breakdown of runs over ranks (docs/scaling.md) is optional: older files lack it.
@@ -162,6 +162,7 @@ class Config:
     steps: int
     values: dict = field(default_factory=dict)  # MEASURED_FIELDS present in the JSON
     verified: bool | None = None
+    inconclusive: bool = False         # the check's "verdict": "inconclusive" (rounding amplified past a verdict)
     error: str | None = None
     repetitions: int = 1
     time_stddev_s: float | None = None
@@ -213,10 +214,13 @@ class Config:
 
     @property
     def verdict(self) -> str:
-        """"verified", "refused" (a tuning over the device's resources, never run), "failed" (did not
-        verify, or raised another error) or "not verified" (no check recorded)."""
+        """"verified", "refused" (a tuning over the device's resources, never run), "inconclusive" (the
+        input amplified rounding past a verdict), "failed" (did not verify, or raised another error) or
+        "not verified" (no check recorded)."""
         if self.refusal is not None:
             return "refused"
+        if self.inconclusive:
+            return "inconclusive"
         if self.verified is False or self.error is not None:
             return "failed"
         return "verified" if self.verified else "not verified"
@@ -419,6 +423,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
         source=path, device=device, device_kind=kind, build=build, workload=workload, variant=variant,
         backend=first.get("backend") or variant.split(".", 1)[0], tuning=tuning, n=n, d=d, steps=steps,
         values=values, verified=all(verified_flags) if verified_flags else None,
+        inconclusive=any(e.get("verdict") == "inconclusive" for _, e in entries)
+        and not any(e.get("verdict") == "fail" for _, e in entries),
         error=errors[0] if errors else None, repetitions=max(1, len(iterations)),
         time_stddev_s=stddev, repetition_times=repetition_times, thresholds=dict(thresholds),
         device_limit=device_limit(kind, context),

@@ -139,7 +139,7 @@ TEST(StepwiseRules, Gpu0OffersTheReportsBlockSizes) {
         EXPECT_NO_THROW(Registry::resolve_tuning(registered_variant("cuda.pairwise"), {{"block_size", block}})) << block;
 }
 
-// The verifier's checks, as `verify` makes them (its default thresholds for the precision:
+// The verifier's checks, as `verify` makes them (its rounding rule:
 // positions, velocities and every map count explained), after 1 and 10 steps at D = 10, from the
 // generated state. A reference per N and workload, computed once.
 constexpr int kMapSize = 10;
@@ -154,8 +154,7 @@ const ReferenceSolution& reference_for(std::size_t n, const Workload& w) {
 // Each failed check's reason; "" when all passed.
 std::string failures_of(Simulation& sim, std::size_t n, const Workload& w) {
     std::string text;
-    for (const CheckResult& r : verify_simulation(sim, generate_state(w, n), reference_for(n, w), kMapSize,
-                                                  default_thresholds(w.precision)))
+    for (const CheckResult& r : verify_simulation(sim, generate_state(w, n), reference_for(n, w), kMapSize))
         if (!r.passed) text += "K=" + std::to_string(r.steps) + ": " + r.failure + "; ";
     return text;
 }
