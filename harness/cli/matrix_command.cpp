@@ -109,8 +109,7 @@ int run_matrix_command(MatrixOptions& o, DistributedRun& ranks) {
         std::fflush(stdout);
         if (ranks.writes_output())  // every rank stopped at the same point: rank 0 says so
             fmt::print(stderr, "nbody-bench: interrupted by {}: {} configuration{} not run ({}); every finished one is in {}; "
-                               "continue with: nbody-bench matrix {} --out {} --resume
-",
+                               "continue with: nbody-bench matrix {} --out {} --resume\n",
                        signal_name(s.interrupted_by), s.not_run.size(), s.not_run.size() == 1 ? "" : "s", names,
                        display_path(o.run.out_path), display_path(o.matrix_path), display_path(o.run.out_path));
         return 128 + s.interrupted_by;
