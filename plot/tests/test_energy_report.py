@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table
+from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
 
 TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (energy)"
@@ -33,7 +33,8 @@ def entry(variant, n, time, device, energy=None, clock=None, reason=None):
          "repetition_index": 0, "variant": variant, "backend": variant.split(".")[0],
          "execution_space": "cuda" if device == "gpu" else "openmp", "device": device, "tuning": {}, "n": n, "d": 10,
          "dim": 2, "precision": "fp32", "integrator": "euler", "steps": 10, "warmup_steps": 1,
-         "time_per_step_s": time, "interactions_per_second": n * n / time, "verified": True, "timed_steps": 10}
+         "time_per_step_s": time, "interactions_per_second": n * n / time, "verified": True, "timed_steps": 10,
+         "verification": "full"}
     if device == "gpu":
         e.update(efficiency=n * n / time / LIMIT, efficiency_limit=LIMIT,
                  efficiency_limit_inputs={"sm_count": 132, "sm_clock_hz": LIMIT_CLOCK_HZ, "lanes_per_sm": 128,
@@ -54,11 +55,11 @@ def write_results(directory: Path) -> Path:
     entries = [entry(v, n, t, "gpu", energy, clock) for v, runs in GPU_RUNS.items() for n, (t, energy, clock) in runs.items()]
     entries += [entry("omp.simd", n, 1e-3 * n / 1024, "cpu", reason=CPU_REASON) for n in (1024, 65536)]
     entries += [entry("kokkos.simd@openmp", n, 1.2e-3 * n / 1024, "cpu", reason=CPU_REASON) for n in (1024, 65536)]
-    context = {"git_commit": "abcdef0123456789", "compiler": "GNU 12", "build_type": "Release", "build_flags": "-O3",
+    context = {"git_commit": "abcdef0123456789abcdef0123456789abcdef01", "compiler": "GNU 12", "build_type": "Release", "build_flags": "-O3",
                "num_cpus": 16, "gpu": {"name": GPU}, "host_cpu": {"model_name": "Synthetic CPU (energy)"},
                "matrix": {"name": "energy"}}
     path = directory / "energy.json"
-    path.write_text(json.dumps({"context": context, "benchmarks": entries}))
+    path.write_text(json.dumps(results_document(context, entries)))
     return path
 
 
@@ -100,13 +101,13 @@ class EnergyReport(unittest.TestCase):
         self.assertIn(f"No energy (—): {CPU}: {CPU_REASON}.", self.report)
 
     def test_the_energy_ratio_stands_beside_the_speed_ratio(self):
-        glance = [r for r in parse_table(self.report, "## Portability at a glance") if r["device"] == GPU]
+        glance = [r for r in parse_table(self.report, "### A different source on each platform", column="device") if r["device"] == GPU]
         self.assertEqual(len(glance), 1, glance)
         hand, kokkos = GPU_RUNS["cuda.folded_mass"][262144], GPU_RUNS["kokkos.folded_mass@cuda"][262144]
         self.assertTrue(math.isclose(number(glance[0]["ratio"]), hand[0] / kokkos[0], rel_tol=REL), glance)
         # Kokkos joules per interaction ÷ CUDA's: 20.7 / 18.0.
         self.assertTrue(math.isclose(number(glance[0]["energy ratio"]), kokkos[1] / hand[1], rel_tol=REL), glance)
-        cpu = [r for r in parse_table(self.report, "## Portability at a glance") if r["device"] == CPU]
+        cpu = [r for r in parse_table(self.report, "### A different source on each platform", column="device") if r["device"] == CPU]
         self.assertEqual([r["energy ratio"] for r in cpu], ["—"])
 
     def test_a_figure_of_interactions_per_joule_against_n(self):

@@ -6,7 +6,6 @@ Run: /usr/bin/python3 -m unittest -v test_single_source   (from plot/tests)
 The input is a small results file written here from the synthetic fixture's context (a GPU and a 16-core host):
 made-up times chosen so that every efficiency below is a round number.
 """
-import copy
 import json
 import math
 import sys
@@ -15,6 +14,7 @@ import unittest
 from pathlib import Path
 
 from test_nbody_plot import (FIXTURE_DIR, PLOT_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, number, parse_table,
+                             results_document as schema_document,
                              run_tool)
 
 GPU, CPU = SYNTHETIC_GPU, SYNTHETIC_CPU
@@ -52,10 +52,9 @@ def results_document() -> dict:
                  "n": n, "d": 10, "dim": 2, "precision": "fp32", "integrator": "euler", "steps": 10,
                  "verification": "sampled", "verify_steps": 1, "verified": True, "time_per_step_s": ms / 1e3,
                  "interactions_per_second": rate, "efficiency": rate / limits[device]}
-        if space:
-            entry["execution_space"] = space
+        entry["execution_space"] = space or ""
         entries.append(entry)
-    return {"context": copy.deepcopy(template["context"]), "benchmarks": entries}
+    return schema_document({}, entries)
 
 
 def harmonic_mean(values):
@@ -161,8 +160,9 @@ class SingleSource(unittest.TestCase):
     def test_the_first_screen_leads_with_one_source_then_the_best_of_each_platform(self):
         lines = self.report.splitlines()
         headings = [line for line in lines if line.startswith("## ") or line.startswith("### ")]
-        self.assertEqual(headings[:4], ["## Portability at a glance", "### One source on every platform",
-                                        "### A different source on each platform", "## Summary"])
+        self.assertEqual(headings[:5], ["## Portability at a glance", "### One source on every platform",
+                                        "### A different source on each platform", "## Energy at a glance",
+                                        "## Summary"])
         first_row = next(i for i, line in enumerate(lines) if line.startswith("| 2d/fp32/euler |"))
         self.assertLess(first_row, 20, "the single-source answer within the first 20 lines")
 
