@@ -492,7 +492,10 @@ CheckResult check_against(int steps, CheckKind kind, const TruthView& truth_view
                     if (by_rounding) worst_vel.add(error, scale_of(*limits.velocity_scale, axis, k, expected, limits.epsilon));
                 }
             }
-            check_map_counts<Real>(map, truth, d, e.max_pos_err, e);
+            // The map is held to the variant's own positions (each body in its own cell, within the
+            // rounding of p * D): its positions are held to the truth above, and an input that amplifies
+            // rounding may move a correct body by cells, which no tolerance around the truth could place.
+            check_map_counts<Real>(map, BodiesT<long double>::converted_from(got), d, 0.0, e);
         },
         got_state);
 
