@@ -101,7 +101,7 @@ void expect_verified(const VariantDescriptor& variant, const HostState& initial,
         auto sim = variant.create(Problem{.n = state_size(initial), .d = d, .constants = {}, .workload = workload},
                                   Registry::resolve_tuning(variant, tuning));
         for (const CheckResult& r :
-             verify_simulation(*sim, initial, reference, d, settings.thresholds_for(workload.precision)))
+             verify_simulation(*sim, initial, reference, d))
             EXPECT_TRUE(r.passed) << what << " D=" << d << " K=" << r.steps << ": " << r.failure;
     }
 }
