@@ -227,7 +227,7 @@ void print_rule(const ThresholdOverrides& t) {
                kRoundingMultiple, kValueUlps);
     fmt::print("      after K > 1 steps of an input whose shadows err by more than {:.0e} ulps of the values, a check beyond "
                "the limit but within {:g} x the shadows' largest error is INCONCLUSIVE (not a failure); the map must be "
-               "explained by the position error\n",
+               "explained by the variant's own positions\n",
                kInconclusiveAmplification, kRoundingMultiple);
     std::string absolute;
     const auto add = [&](const char* name, const std::optional<double>& value) {
@@ -406,7 +406,7 @@ void add_threshold_options(CLI::App& cmd, ThresholdOverrides& t) {
     option("--max-vel-err", t.max_vel_err, "largest allowed absolute velocity error");
     option("--max-map-diff", t.max_map_diff,
            "lax map check: pass when the plain map difference (bodies in another cell / 2N) is at most this, "
-           "instead of requiring every count to be explained by the position error");
+           "instead of requiring every count to be explained by the variant's own positions");
 }
 
 }  // namespace
