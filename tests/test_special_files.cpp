@@ -30,16 +30,10 @@ namespace {
 
 using testing::TempDir;
 
-struct Outcome {
-    int status = -1;
-    std::string out, err;
-};
+using testing::Outcome;
 
 Outcome run_bench(const std::string& args, const TempDir& dir) {
-    const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-    const std::string command = std::string(NBODY_BENCH_PATH) + " " + args + " >" + out + " 2>" + err;
-    const int raw = std::system(command.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::read_text(out), testing::read_text(err)};
+    return testing::run_capturing(std::string(NBODY_BENCH_PATH) + " " + args, dir);
 }
 
 mode_t node_type(const std::string& path) {

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the test files: temporary folders and files, position errors.
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,19 @@ private:
 inline std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A shell command's exit status (-1 when a signal ended it) and what it printed.
+struct Outcome {
+    int status = -1;
+    std::string out, err;
+};
+
+// Runs `command` through the shell, its output captured in files of `dir`.
+inline Outcome run_capturing(const std::string& command, const TempDir& dir) {
+    const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+    const int raw = std::system((command + " >" + out + " 2>" + err).c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(out), read_text(err)};
 }
 
 // The largest |x - x_ref| or |y - y_ref| over all bodies.

@@ -74,7 +74,18 @@ TEST_P(EveryVariant, AgreesWithTheReference) {
     const HostState initial = generate_state(c.workload, kBodies, 42);
     const auto results = verify_simulation(*sim, initial, reference_for(c.workload), kMapSize);
     ASSERT_EQ(results.size(), 1u);
-    EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
+    // omp.simd's newton=0 in float32 takes the hardware estimate of 1/sqrt alone (12 to 14 bits): its
+    // velocities are further from the truth than float32 rounding explains, so the rounding rule fails
+    // them by design (docs/verification.md); positions and map still pass.
+    const bool estimate_alone = c.variant->id == "omp.simd" && c.tuning.count("newton") && c.tuning.at("newton") == "0" &&
+                                c.workload.precision == Precision::fp32;
+    if (estimate_alone) {
+        EXPECT_FALSE(results[0].passed) << c.name;
+        EXPECT_EQ(results[0].failure.rfind("velocities", 0), 0u) << c.name << ": " << results[0].failure;
+        EXPECT_EQ(results[0].failure.find(','), std::string::npos) << c.name << ": " << results[0].failure;
+    } else {
+        EXPECT_TRUE(results[0].passed) << c.name << ": " << results[0].failure;
+    }
     // Tighter than verify's 10-step thresholds: these are 3 steps.
     EXPECT_LT(results[0].errors.max_pos_err, c.workload.precision == Precision::fp32 ? 1e-5 : 1e-13) << c.name;
     // After 3 small steps no body is near enough to a cell edge to be counted elsewhere.

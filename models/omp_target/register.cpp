@@ -39,7 +39,9 @@ std::vector<TuningParameter> launch_tunings(int default_warps) {
          .default_value = std::to_string(default_warps * kThreadsPerWarp),
          .allowed_values = {},
          .min_value = 1,
-         .max_value = 32 * kThreadsPerWarp},  // a CUDA block's 1024 threads
+         .max_value = 32 * kThreadsPerWarp,  // a CUDA block's 1024 threads
+         // Clang's mapping (one CUDA thread each) takes up to 1024 where GCC's takes 32
+         .larger_elsewhere = true},
         {.name = "teams",
          .description = "num_teams; 0: enough teams for the bodies (N / (threads x bodies per thread))",
          .default_value = "0",

@@ -466,7 +466,7 @@ class SmallInput(unittest.TestCase):
             path.write_text(json.dumps(document))
             result = run_tool(path, "--out", Path(tmp) / "out")
             self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = read_report(Path(tmp) / "out")
         rows = parse_table(report, "## All measurements")
         self.assertEqual({r["variant"] for r in rows}, set(classes))
         for r in rows:
@@ -995,7 +995,7 @@ class Layout(unittest.TestCase):
 
     def test_the_report_leads_with_the_answer_and_its_figures(self):
         sections = headings(self.main)
-        self.assertEqual(sections[:2], ["## Portability at a glance", "## Summary"])
+        self.assertEqual(sections[:3], ["## Portability at a glance", "## Energy at a glance", "## Summary"])
         for title in ("## Portability ratio against N", "## Efficiency against N", "## Time per step against N",
                       "## Performance portability"):
             self.assertIn(title, sections)
