@@ -1,8 +1,10 @@
 // What TBB's threads run on in this process, printed as "key value" lines for test_thread_binding
 // (which starts it with and without OMP_PROC_BIND=close OMP_PLACES=cores):
 //   start_cpus L           the CPUs the process started on (start_affinity.hpp)
-//   main_cpus L            the main thread's CPUs before any variant runs (one CPU under OpenMP's binding)
-//   openmp_threads T       omp_get_max_threads(): links libgomp, whose load binds the main thread
+//   main_cpus L            the main thread's CPUs once OpenMP has started, before any variant runs
+//                          (one CPU under OpenMP's binding: a runtime binds it at load or at its
+//                          first parallel region, so the probe opens one first)
+//   openmp_threads T       omp_get_max_threads()
 // for each TBB variant of the build (execution space "tbb"), after 3 steps of N = 4096:
 //   variant ID new_threads K new_thread_cpus L;..   the threads created since before the first
 //                                                   variant ran (TBB's workers) and their CPUs
@@ -59,8 +61,14 @@ std::set<pid_t> threads_of_this_process() {
 
 int main() {
     std::printf("start_cpus %s\n", nbody::cpu_list(nbody::start_affinity()).c_str());
+    int openmp_threads = 0;
+#pragma omp parallel
+    {
+#pragma omp single
+        openmp_threads = omp_get_num_threads();
+    }
     std::printf("main_cpus %s\n", cpus_of(0).c_str());
-    std::printf("openmp_threads %d\n", omp_get_max_threads());
+    std::printf("openmp_threads %d\n", openmp_threads);
 
     const nbody::Workload workload;  // 2D float32 Euler
     const nbody::Registry& registry = nbody::builtin_registry();

@@ -1,5 +1,5 @@
-// The host models on TBB under OpenMP's thread binding (OMP_PROC_BIND=close OMP_PLACES=cores, which
-// pins the main thread to one core before main): TBB's concurrency and the CPUs its threads run on
+// The host models on TBB under OpenMP's thread binding (OMP_PROC_BIND=close OMP_PLACES=threads, which
+// pins the main thread to one CPU, at load or at the first parallel region): TBB's concurrency and the CPUs its threads run on
 // are those of an unbound run, in the arena alone and in every TBB variant of the build
 // (tbb_affinity_probe prints both); a matrix records each CPU entry's threads and binding.
 #include <gtest/gtest.h>
@@ -20,7 +20,9 @@ namespace {
 
 using nbody::testing::TempDir;
 
-const std::string binding = "OMP_PROC_BIND=close OMP_PLACES=cores ";
+// One CPU per place whatever the topology (with OMP_PLACES=cores two hardware threads of one core
+// would form one place, and the main thread would keep both).
+const std::string binding = "OMP_PROC_BIND=close OMP_PLACES=threads ";
 const std::string unbound = "env -u OMP_PROC_BIND -u OMP_PLACES ";
 
 // The probe's "key value" lines; the value is the rest of the line.

@@ -2,8 +2,8 @@
 // The TBB arena the host models on TBB (stdpar, thrust@tbb) run their parallel algorithms in: one
 // slot per CPU the process started on, and every thread that works in it on those CPUs
 // (start_affinity.hpp). Left to itself TBB takes its concurrency and its workers' mask from the
-// thread that first uses it, and under OMP_PROC_BIND libgomp has pinned that thread to one core
-// before main: every worker would share that core. Include only where TBB is linked.
+// thread that first uses it, and under OMP_PROC_BIND the OpenMP runtime pins that thread to one
+// core (at load or at its first parallel region): every worker would share that core. Include only where TBB is linked.
 #include <sched.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
