@@ -1,4 +1,4 @@
-# Sanitizer and fuzzer builds (docs/reliability.md). The flags go into CMAKE_CXX_FLAGS, so every
+# Sanitizer and fuzzer builds (docs/testing.md). The flags go into CMAKE_CXX_FLAGS, so every
 # target gets them and results' build_flags record them.
 set(NBODY_SANITIZERS "" CACHE STRING "Sanitizers for every C++ target, as -fsanitize takes them: \"address;undefined\" or \"thread\" (empty: none)")
 option(NBODY_BUILD_FUZZERS "Build the libFuzzer targets of fuzz/ (Clang only; every target compiled with -fsanitize=fuzzer-no-link)" OFF)

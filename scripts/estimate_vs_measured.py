@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The run-time estimate beside the time measured, per variant, N and D (docs/reliability.md §1).
+"""The run-time estimate beside the time measured, per variant, N and D (docs/estimates.md).
 
 Runs `BENCH run --variant V -n N -d D --steps S --allow-long` for every variant that can run here
 (or those of --variants), N of --n and D of --d; the estimate is what `run` prints with --allow-long,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU models and tests under sanitizers (docs/reliability.md):
+# The CPU models and tests under sanitizers (docs/testing.md):
 #   asan: AddressSanitizer + UndefinedBehaviorSanitizer (GCC), the whole test suite, with Debian's
 #         Kokkos 3.4 (Serial): the build that keeps Kokkos 3.4 compatibility tested;
 #   tsan: ThreadSanitizer (GCC 12 linked against LLVM's OpenMP, whose Archer tool lets TSan see OpenMP's

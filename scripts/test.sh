@@ -2,7 +2,7 @@
 # Set up, build, and run the whole test suite (GoogleTest + plot tests) under ctest, then the CPU
 # models' tests again built with Clang (the cpu-clang preset).
 # NBODY_RELIABILITY=1 then runs the sanitizer builds (scripts/sanitizers.sh) and the bounded fuzz
-# runs (scripts/fuzz.sh), as CI does (docs/reliability.md); each stage's wall time is printed.
+# runs (scripts/fuzz.sh), as CI does (docs/testing.md); each stage's wall time is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage() {

@@ -301,7 +301,7 @@ TEST(Cli, ResultsCountTheProcessCpusWhenOpenMPBindsThreads) {
     }
 }
 
-// --- Refusals before work (docs/reliability.md) -----------------------------------------------------
+// --- Refusals before work (docs/estimates.md) -------------------------------------------------------
 
 // The example: about a year of work at 2^26 bodies on one core, refused at once with the
 // estimate and the flag that allows it; nothing is allocated for the state.
@@ -620,7 +620,7 @@ TEST(Cli, BadNumbersGiveShortMessages) {
     }
 }
 
-// --allow-long prints the estimate first (docs/reliability.md), and says when it is above the limits.
+// --allow-long prints the estimate first (docs/estimates.md), and says when it is above the limits.
 TEST(Cli, AllowLongPrintsTheEstimate) {
     TempDir dir;
     const Outcome small = run_bench("run --variant serial.reference -n 64 --steps 1 --allow-long", dir);

@@ -1,6 +1,6 @@
 // The run-time estimate's rate (harness/matrix/estimate.hpp): a variant's declared expected efficiency,
 // scaled down below the size that fills a GPU, and the model's default where none is declared;
-// checked against recorded measurements (numbers from results/ and docs/reliability.md, never a
+// checked against recorded measurements (numbers from results/ and docs/estimates.md, never a
 // timing taken here).
 #include <gtest/gtest.h>
 
@@ -129,7 +129,7 @@ TEST(Estimate, HostVariantsAreModelledWithinTheirBoundsOfTheCommittedResults) {
     EXPECT_GT(compared, 50);
 }
 
-// What every host variant reached on the 2-core development host (docs/reliability.md §1: one thread,
+// What every host variant reached on the 2-core development host (docs/estimates.md: one thread,
 // N = 16384, 2D float32, default tunings): the estimate within its bounds of each.
 TEST(Estimate, HostVariantsAreModelledWithinTheirBoundsOfTheTwoCoreHost) {
     const std::map<std::string, double> reached = {
@@ -153,7 +153,7 @@ TEST(Estimate, HostVariantsAreModelledWithinTheirBoundsOfTheTwoCoreHost) {
 
 // A large map costs every run its cells once (allocated, counted at the upload, downloaded) and, where
 // the variant recounts it each step, every cell each step. Measured on the 2-core development host
-// (docs/reliability.md §1: N = 1024, D = 20000, no warm-up, the seconds of CPU of one thread less
+// (docs/estimates.md: N = 1024, D = 20000, no warm-up, the seconds of CPU of one thread less
 // the process's start): the estimate within 0.5-2x, where it was 0.03x for serial.reference.
 TEST(Estimate, ALargeMapIsEstimatedWithinTwiceWhatItCosts) {
     struct Measured {

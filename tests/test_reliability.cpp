@@ -1,6 +1,6 @@
 // The readers of user files against the committed fuzz corpora (fuzz/corpus/expected.tsv says what
 // each file must give), the inputs that once crashed a fuzzer (fuzz/regressions/), and the pieces
-// behind refusals, progress and interruption (docs/reliability.md).
+// behind refusals, progress and interruption (docs/estimates.md, docs/reliability.md).
 #include <gtest/gtest.h>
 
 #include <cmath>

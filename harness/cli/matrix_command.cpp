@@ -64,7 +64,7 @@ int print_plan(const MatrixSpec& spec, const MatrixOptions& o) {
                    costs[k].over_limit ? " -- ABOVE THE LIMITS: " + costs[k].why : "");
     }
     fmt::print("matrix {}: {} configurations{}, estimated total {} ({:.6g} s; modelled from what each variant is known to "
-               "reach, see docs/reliability.md)\n",
+               "reach, see docs/estimates.md)\n",
                spec.name, todo.size(), resuming ? " to run" : "", duration_text(total), total);
     if (over > 0)
         fmt::print("{} configuration{} above the limits: a run measures {} rate here first, then refuses {} without "

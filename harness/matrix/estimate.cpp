@@ -26,7 +26,7 @@ constexpr double kGpuFullRateBodies = 65536;
 
 // The fraction of the device's efficiency limit a variant is assumed to reach at N bodies (0: large
 // N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's
-// (docs/reliability.md has the table).
+// (docs/estimates.md has the table).
 double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
     if (variant.expected_efficiency > 0) {
         const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / kGpuFullRateBodies) : 1.0;
@@ -43,7 +43,7 @@ constexpr double kUnknownGpuLimit = 1e12;      // interactions/s, fp32; fp64 a q
 constexpr double kUnknownCpuCoreLimit = 2e9;   // interactions/s per core, fp32; fp64 half of it
 
 // Per step besides the N^2 interactions: launches and synchronisation on a GPU; on the CPU the fork
-// and join of its threads, longer with more of them (measured: docs/reliability.md).
+// and join of its threads, longer with more of them (measured: docs/estimates.md).
 double fixed_step_seconds(const VariantDescriptor& variant, const TuningValues& tuning) {
     if (variant.runs_on_gpu) return 2e-5;
     return 5e-6 + 2e-6 * cpu_cores_used(variant, tuning);
@@ -57,7 +57,7 @@ bool recounts_map(const TuningValues& tuning) {
     return it == tuning.end() || (it->second != "incremental" && it->second != "auto");
 }
 
-// Seconds per map cell (docs/reliability.md §1 has the measurements). A recount each step: on the
+// Seconds per map cell (docs/estimates.md has the measurements). A recount each step: on the
 // host about 1 ns a cell (clear, count, scale), 7 ns in serial.reference's reference code; on a GPU
 // at its memory's speed. Once per run, where the map's buffers are allocated and first touched,
 // counted at the upload, downloaded and copied: about 10 ns a cell on the host, 20 in

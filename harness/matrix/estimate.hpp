@@ -1,5 +1,5 @@
 #pragma once
-// What a run will cost, known before anything is allocated (docs/reliability.md): time from a rate
+// What a run will cost, known before anything is allocated (docs/estimates.md): time from a rate
 // in interactions per second (N^2 per step, SPEC §3) and memory from the sizes of the state and
 // the map. `run`, `verify` and `matrix` refuse (exit 2) what exceeds the limits unless --allow-long.
 //
