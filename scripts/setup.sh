@@ -2,7 +2,7 @@
 # Installs what the suite needs from Debian's archive (only what is missing) and says what it found.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev
+packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev libpng-dev
           python3 python3-matplotlib python3-pandas
           # Kokkos: the pinned release is built at configure time (patch applies its CUDA 13 fix);
           # Debian's Kokkos 3.4 (Serial only) is the fallback when no source can be had

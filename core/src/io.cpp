@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <png.h>
 
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
@@ -485,56 +487,6 @@ void write_activity_map_csv(const std::string& path, const std::vector<float>& m
 
 namespace {
 
-std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0) {
-    static const auto table = [] {
-        std::array<std::uint32_t, 256> t{};
-        for (std::uint32_t i = 0; i < 256; ++i) {
-            std::uint32_t c = i;
-            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-        return t;
-    }();
-    crc = ~crc;
-    for (std::size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFFu] ^ (crc >> 8);
-    return ~crc;
-}
-
-void put_u32(std::string& s, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xFFu));
-}
-
-void put_chunk(std::string& png, const char* type, const std::string& data) {
-    put_u32(png, static_cast<std::uint32_t>(data.size()));
-    std::string body = std::string(type, 4) + data;
-    png += body;
-    put_u32(png, crc32(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
-}
-
-// zlib stream of stored (uncompressed) deflate blocks: no compression library needed.
-std::string zlib_stored(const std::string& raw) {
-    std::string z = "\x78\x01";
-    std::uint32_t a = 1, b = 0;
-    for (unsigned char c : raw) {
-        a = (a + c) % 65521u;
-        b = (b + a) % 65521u;
-    }
-    std::size_t pos = 0;
-    do {
-        const std::size_t len = std::min<std::size_t>(65535, raw.size() - pos);
-        const bool last = pos + len == raw.size();
-        z.push_back(static_cast<char>(last ? 1 : 0));
-        z.push_back(static_cast<char>(len & 0xFF));
-        z.push_back(static_cast<char>(len >> 8));
-        z.push_back(static_cast<char>(~len & 0xFF));
-        z.push_back(static_cast<char>((~len >> 8) & 0xFF));
-        z.append(raw, pos, len);
-        pos += len;
-    } while (pos < raw.size());
-    put_u32(z, (b << 16) | a);
-    return z;
-}
-
 // A perceptually ordered dark-to-bright colour ramp (approximates matplotlib's "inferno").
 std::array<unsigned char, 3> heat_colour(double t) {
     static constexpr double stops[][3] = {
@@ -546,6 +498,64 @@ std::array<unsigned char, 3> heat_colour(double t) {
     for (int c = 0; c < 3; ++c)
         rgb[c] = static_cast<unsigned char>(std::lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c])));
     return rgb;
+}
+
+// What libpng's callbacks leave: the encoded file, or why encoding stopped.
+struct PngOutput {
+    std::string bytes;
+    std::exception_ptr failure;  // thrown in a callback (out of memory)
+    char library_message[256] = {};  // libpng's own error
+};
+
+extern "C" {
+
+void append_png_bytes(png_structp png, png_bytep data, std::size_t size) {
+    auto* out = static_cast<PngOutput*>(png_get_io_ptr(png));
+    try {
+        out->bytes.append(reinterpret_cast<const char*>(data), size);
+    } catch (...) {
+        out->failure = std::current_exception();
+    }
+    // No exception crosses libpng's C frames: png_error() longjmps back to encode_rgb_png.
+    if (out->failure) png_error(png, "the output could not be stored");
+}
+
+void flush_nothing(png_structp) {}
+
+[[noreturn]] void record_png_error(png_structp png, png_const_charp message) {
+    auto* out = static_cast<PngOutput*>(png_get_error_ptr(png));
+    std::snprintf(out->library_message, sizeof out->library_message, "%s", message);
+    png_longjmp(png, 1);
+}
+
+void ignore_png_warning(png_structp, png_const_charp) {}
+
+}  // extern "C"
+
+// Encodes `side` x `side` 8-bit RGB pixels, row by row from the top, as a compressed PNG into
+// `out.bytes`. Between setjmp and longjmp this frame holds only libpng state and plain values, so
+// an error jumping back skips no destructor. False with the reason in `out` when libpng gave up.
+bool encode_rgb_png(const unsigned char* rgb_rows, std::uint32_t side, PngOutput& out) {
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &out, record_png_error, ignore_png_warning);
+    png_infop info = png == nullptr ? nullptr : png_create_info_struct(png);
+    if (info == nullptr) {
+        png_destroy_write_struct(&png, nullptr);  // accepts a null png
+        std::snprintf(out.library_message, sizeof out.library_message, "libpng could not start (out of memory)");
+        return false;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return false;
+    }
+    png_set_write_fn(png, &out, append_png_bytes, flush_nothing);
+    png_set_IHDR(png, info, side, side, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (std::uint32_t y = 0; y < side; ++y)
+        png_write_row(png, rgb_rows + static_cast<std::size_t>(y) * side * 3);
+    png_write_end(png, nullptr);
+    png_destroy_write_struct(&png, &info);
+    return true;
 }
 
 }  // namespace
@@ -561,26 +571,22 @@ void write_activity_map_png(const std::string& path, const std::vector<float>& m
         for (int col = 0; col < d; ++col)
             value[static_cast<std::size_t>(row / pool) * pooled + col / pool] += map[static_cast<std::size_t>(row) * d + col];
     const double peak = *std::max_element(value.begin(), value.end());
-    std::string raw;
-    raw.reserve(static_cast<std::size_t>(side) * (3 * side + 1));
+    std::vector<unsigned char> rgb_rows;
+    rgb_rows.reserve(static_cast<std::size_t>(side) * side * 3);
     for (int y = 0; y < side; ++y) {
-        raw.push_back('\0');  // filter: none
         const int row = pooled - 1 - y / cell_pixels;  // row 0 (y near 0) at the bottom, as on a plot
         for (int x = 0; x < side; ++x) {
             const double v = value[static_cast<std::size_t>(row) * pooled + x / cell_pixels];
             const auto rgb = heat_colour(peak > 0 ? v / peak : 0.0);
-            raw.append(reinterpret_cast<const char*>(rgb.data()), 3);
+            rgb_rows.insert(rgb_rows.end(), rgb.begin(), rgb.end());
         }
     }
-    std::string png = "\x89PNG\r\n\x1a\n";
-    std::string header;
-    put_u32(header, static_cast<std::uint32_t>(side));
-    put_u32(header, static_cast<std::uint32_t>(side));
-    header += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit RGB, no interlace
-    put_chunk(png, "IHDR", header);
-    put_chunk(png, "IDAT", zlib_stored(raw));
-    put_chunk(png, "IEND", "");
-    write_file_atomically(path, png);
+    PngOutput out;
+    if (!encode_rgb_png(rgb_rows.data(), static_cast<std::uint32_t>(side), out)) {
+        if (out.failure) std::rethrow_exception(out.failure);
+        throw UsageError(display_path(path) + ": cannot encode the map as PNG: " + out.library_message);
+    }
+    write_file_atomically(path, out.bytes);
 }
 
 void write_activity_map(const std::string& path, const std::vector<float>& map, int d) {
