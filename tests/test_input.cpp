@@ -7,7 +7,12 @@
 #include "nbody/io.hpp"
 #include "test_support.hpp"
 
+#include <png.h>
+
+#include <array>
+#include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <variant>
 
 namespace nbody {
@@ -296,6 +301,95 @@ TEST(MapWriter, PngHasSignatureAndCsvHasDRows) {
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
     EXPECT_EQ(csv.substr(0, csv.find('\n')), "0,0,0,0");
     EXPECT_NE(csv.find("0,2,0,0"), std::string::npos);
+}
+
+// A PNG file decoded by libpng (which checks every chunk's CRC and the zlib stream) as 8-bit RGB.
+struct DecodedImage {
+    std::uint32_t width = 0, height = 0;
+    std::uint32_t stored_format = 0;  // the file's own pixel format, before conversion to RGB
+    std::vector<unsigned char> rgb;
+
+    std::array<unsigned char, 3> at(std::uint32_t x, std::uint32_t y) const {
+        const std::size_t i = (static_cast<std::size_t>(y) * width + x) * 3;
+        return {rgb[i], rgb[i + 1], rgb[i + 2]};
+    }
+};
+
+DecodedImage decode_png(const std::string& bytes) {
+    png_image image{};
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size()))
+        throw std::runtime_error(std::string("not a PNG libpng reads: ") + image.message);
+    DecodedImage decoded;
+    decoded.width = image.width;
+    decoded.height = image.height;
+    decoded.stored_format = image.format;
+    image.format = PNG_FORMAT_RGB;
+    decoded.rgb.resize(PNG_IMAGE_SIZE(image));
+    if (!png_image_finish_read(&image, nullptr, decoded.rgb.data(), 0, nullptr))
+        throw std::runtime_error(std::string("the PNG's pixels do not decode: ") + image.message);
+    return decoded;
+}
+
+using Rgb = std::array<unsigned char, 3>;
+// The heat ramp at fractions of the peak, worked out by hand from its stops.
+constexpr Rgb ramp_zero{0, 0, 4};          // the first stop
+constexpr Rgb ramp_quarter{86, 19, 104};   // 0.25 * 7 = 1.75: three quarters from stop 1 to stop 2
+constexpr Rgb ramp_half{186, 57, 83};      // 0.5 * 7 = 3.5: midway from stop 3 to stop 4, halves rounded up
+constexpr Rgb ramp_peak{252, 255, 164};    // the last stop
+
+// The centre pixel of map cell (row, col) of a 4 x 4 image of 128-pixel cells, row 0 at the bottom.
+Rgb cell_centre(const DecodedImage& image, int row, int col) {
+    return image.at(static_cast<std::uint32_t>(col * 128 + 64), static_cast<std::uint32_t>((3 - row) * 128 + 64));
+}
+
+TEST(MapWriter, PngDecodesToTheHeatRampRowZeroAtTheBottom) {
+    TempDir dir;
+    std::vector<float> map(16, 0.0f);
+    map[1 * 4 + 2] = 4.0f;  // the peak
+    map[0 * 4 + 0] = 2.0f;
+    map[3 * 4 + 3] = 1.0f;
+    write_activity_map_png(dir.file("map.png"), map, 4);
+    const DecodedImage image = decode_png(testing::read_text(dir.file("map.png")));
+    EXPECT_EQ(image.stored_format, static_cast<std::uint32_t>(PNG_FORMAT_RGB));
+    ASSERT_EQ(image.width, 512u);  // a small map enlarged: 128 pixels a cell
+    ASSERT_EQ(image.height, 512u);
+    EXPECT_EQ(cell_centre(image, 1, 2), ramp_peak);
+    EXPECT_EQ(cell_centre(image, 0, 0), ramp_half);
+    EXPECT_EQ(cell_centre(image, 3, 3), ramp_quarter);
+    EXPECT_EQ(cell_centre(image, 0, 1), ramp_zero);
+    // Every pixel of a cell has its colour: the cell's corners too.
+    EXPECT_EQ(image.at(0, 511), ramp_half);
+    EXPECT_EQ(image.at(127, 384), ramp_half);
+    EXPECT_EQ(image.at(128, 384), ramp_zero);
+    EXPECT_EQ(image.at(511, 0), ramp_quarter);
+}
+
+TEST(MapWriter, PngPoolsCellsIntoBlocksOfAtMostMaxPixels) {
+    TempDir dir;
+    std::vector<float> map(64, 0.0f);
+    for (int cell : {0 * 8 + 0, 0 * 8 + 1, 1 * 8 + 0, 1 * 8 + 1}) map[cell] = 1.0f;  // block (0, 0) sums to 4
+    map[4 * 8 + 2] = 2.0f;                                                     // block (2, 1) sums to 2
+    write_activity_map_png(dir.file("map.png"), map, 8, 4);  // 8 cells a side pooled 2 x 2 into 4
+    const DecodedImage image = decode_png(testing::read_text(dir.file("map.png")));
+    ASSERT_EQ(image.width, 512u);
+    ASSERT_EQ(image.height, 512u);
+    EXPECT_EQ(cell_centre(image, 0, 0), ramp_peak);
+    EXPECT_EQ(cell_centre(image, 2, 1), ramp_half);
+    EXPECT_EQ(cell_centre(image, 3, 3), ramp_zero);
+}
+
+TEST(MapWriter, PngIsCompressed) {
+    TempDir dir;
+    const int d = 512;
+    write_activity_map_png(dir.file("map.png"), std::vector<float>(static_cast<std::size_t>(d) * d, 1.0f), d);
+    const std::string bytes = testing::read_text(dir.file("map.png"));
+    const DecodedImage image = decode_png(bytes);
+    ASSERT_EQ(image.width, 512u);  // one pixel a cell
+    EXPECT_EQ(image.at(0, 0), ramp_peak);
+    EXPECT_EQ(image.at(511, 511), ramp_peak);
+    const std::size_t raw_pixel_bytes = static_cast<std::size_t>(d) * d * 3;
+    EXPECT_LT(bytes.size(), raw_pixel_bytes / 10) << bytes.size() << " bytes for " << raw_pixel_bytes << " of raw pixels";
 }
 
 }  // namespace
