@@ -479,6 +479,23 @@ TEST(Cli, VerifyChecksEveryVariantOnTheUsersOwnState) {
     EXPECT_EQ(r.out.find("2d/"), std::string::npos) << r.out;
 }
 
+// A hard input is checked at the largest map size alone; the generated state at every one.
+TEST(Cli, VerifyChecksAHardInputAtTheLargestMapSizeOnly) {
+    TempDir dir;
+    const Outcome r = run_bench("verify --variants serial.reference -n 40 --hard masses --hard-n 40 -d 9 -d 4 --steps 1 --dim 2 "
+                                "--precision fp64 --integrator euler",
+                                dir);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const auto row = [](const char* input, int d) {
+        return fmt::format("serial.reference                 {:<10} 2d/fp64/euler         40 {:>5}   1 full", input, d);
+    };
+    EXPECT_NE(r.out.find(row("generated", 4)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(row("generated", 9)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(row("masses", 9)), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(row("masses", 4)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
+}
+
 TEST(Cli, VerifyInputThatIsMalformedOrOfAnotherSizeExitsTwo) {
     TempDir dir;
     const std::string bad = dir.write("bad.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,nan\n");

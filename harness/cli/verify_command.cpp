@@ -86,6 +86,14 @@ std::vector<InputCase> input_cases(const VerifyOptions& o, const std::vector<std
     return cases;
 }
 
+// The map sizes a case is checked at: every one asked for on the generated state or the file; a hard
+// input at the largest alone (the smallest cells, the strictest map check): its point is the
+// positions' and velocities' rounding, which no map size changes.
+std::vector<int> map_sizes_of(const VerifyOptions& o, const InputCase& c) {
+    if (!c.hard) return o.ds;
+    return {*std::max_element(o.ds.begin(), o.ds.end())};
+}
+
 // The case's initial state in `workload` and the constants it runs under (a hard input sets its softening).
 std::pair<HostState, PhysicsConstants> initial_state_of(const VerifyOptions& o, const InputCase& c, const Workload& workload) {
     if (c.hard) {
@@ -159,7 +167,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                 const TuningValues tuning = Registry::resolve_tuning(*v, {});
                 const auto seconds_at = [&](double rate) {
                     double s = reference;
-                    for (int d : o.ds) s += steps_seconds(*v, tuning, n, d, checked_steps, rate);
+                    for (int d : map_sizes_of(o, cases[input])) s += steps_seconds(*v, tuning, n, d, checked_steps, rate);
                     return s;
                 };
                 Rate rate = modelled_rate(*v, tuning, workload, builtin_registry(), n);
@@ -322,7 +330,7 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
                 if (!here(check)) continue;
                 const VariantDescriptor* v = check.variant;
                 const TuningValues tuning = Registry::resolve_tuning(*v, {});
-                for (int d : o.ds) {
+                for (int d : map_sizes_of(o, cases[input])) {
                     std::vector<CheckResult> results, against_one_rank;
                     std::string error;
                     try {
@@ -428,7 +436,8 @@ void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
     auto* hard_option =
         cmd->add_option("--hard", o->hard,
                         "hard inputs checked besides the generated state: masses, cluster, drift, fast_drift, binary, "
-                        "outside, mixed, all or none (default: mixed, run with the default sizes; with -n only when named)")
+                        "outside, mixed, all or none (default: mixed, run with the default sizes; with -n only when named); "
+                        "each at the largest map size -d gives")
             ->capture_default_str();
     cmd->add_option("--hard-n", o->hard_n, "bodies of each hard input")->capture_default_str()->check(integer_in(4, kMaxInputBodies));
     auto* dim_option = cmd->add_option("--dim", o->dims, "dimensions to check (2, 3; with --input: the file's, from its field count)")
