@@ -13,7 +13,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import FIXTURE_DIR, number, parse_table, read_report, run_tool
+from plot_tool import read_report, run_or_fail, run_tool
+from test_nbody_plot import FIXTURE_DIR, number, parse_table
 
 CLANG = "Clang 16.0.6"
 CLANG_SCALE = 1.25  # the Clang copy's rates ÷ GCC's
@@ -65,9 +66,7 @@ class CompilerTable(unittest.TestCase):
         tmp = Path(cls.tmp.name)
         (tmp / "gcc.json").write_text(json.dumps(cls.gcc))
         (tmp / "clang.json").write_text(json.dumps(cls.clang))
-        result = run_tool(tmp / "gcc.json", tmp / "clang.json", "--out", tmp / "out")
-        if result.returncode != 0:
-            raise AssertionError(result.stderr)
+        run_or_fail(tmp / "gcc.json", tmp / "clang.json", "--out", tmp / "out")
         cls.report = read_report(tmp / "out")
         device = f"{cls.gcc['context']['host_cpu']['model_name']} ({cls.gcc['context']['num_cpus']} CPUs)"
         cls.rows = parse_table(cls.report, f"### {device}, 2d/fp32/euler, N = {N}, D = 10")

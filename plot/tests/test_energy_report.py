@@ -6,15 +6,13 @@ Run: /usr/bin/python3 -m unittest -v test_energy_report   (from plot/tests; ctes
 """
 import json
 import math
-import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
+from plot_tool import report_of
 from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
 
-TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (energy)"
 CPU = "Synthetic CPU (energy) (16 CPUs)"
 LIMIT, LIMIT_CLOCK_HZ = 3.7e12, 1.98e9
@@ -69,11 +67,7 @@ class EnergyReport(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         directory = Path(cls.tmp.name)
         cls.out = directory / "report"
-        result = subprocess.run([sys.executable, str(TOOL), str(write_results(directory)), "--no-svg", "--out",
-                                 str(cls.out)], capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.report = report_of(write_results(directory), "--no-svg", out=cls.out)
 
     @classmethod
     def tearDownClass(cls):

@@ -10,31 +10,20 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-PLOT_DIR = Path(__file__).resolve().parent.parent
-TOOL = PLOT_DIR / "nbody_plot.py"
+from plot_tool import PLOT_DIR, read_report, report_of, run_or_fail, run_tool
+
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixture"
 FIXTURES = [str(FIXTURE_DIR / "real_cpu.json"), str(FIXTURE_DIR / "synthetic.json")]
 SYNTHETIC_GPU = "Synthetic GPU (plot test fixture)"
 SYNTHETIC_CPU = "Synthetic CPU (plot test fixture) (16 CPUs)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REL = 5e-3  # the report prints three significant figures
-
-
-def run_tool(*args):
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
-
-
-def read_report(out) -> str:
-    """report.md, then appendix.md: the answer and the tables behind it, for the tests that read any table."""
-    return "\n".join((Path(out) / name).read_text(encoding="utf-8") for name in ("report.md", "appendix.md"))
 
 
 def device_name(entry, context):
@@ -121,9 +110,7 @@ class ReportOnFixture(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = Path(cls.tmp.name) / "report"
-        result = run_tool(*FIXTURES, "--all-figures", "--out", cls.out)
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
+        run_or_fail(*FIXTURES, "--all-figures", "--out", cls.out)
         cls.report = read_report(cls.out)
         cls.expected = expected_configurations()
 
@@ -504,9 +491,7 @@ class SmallInput(unittest.TestCase):
 
     def test_portability_problem_can_be_chosen(self):
         with tempfile.TemporaryDirectory() as tmp:
-            result = run_tool(FIXTURES[0], "--pp-problem", "512,10", "--out", Path(tmp) / "out")
-            self.assertEqual(result.returncode, 0, result.stderr)
-            report = (Path(tmp) / "out" / "report.md").read_text()
+            report = report_of(FIXTURES[0], "--pp-problem", "512,10", out=Path(tmp) / "out")
         self.assertIn("Problem: N = 512, D = 10;", report)
 
 
@@ -594,10 +579,7 @@ class Summary(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        result = run_tool(*FIXTURES, "--out", Path(cls.tmp.name) / "report")
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.main = (Path(cls.tmp.name) / "report" / "report.md").read_text(encoding="utf-8")
+        cls.main = report_of(*FIXTURES, out=Path(cls.tmp.name) / "report")
         cls.report = read_report(Path(cls.tmp.name) / "report")
         cls.expected = expected_configurations()
 
@@ -908,10 +890,7 @@ class Workloads(unittest.TestCase):
         cls.path = Path(cls.tmp.name) / "two_workloads.json"
         cls.path.write_text(json.dumps(document))
         cls.third = third
-        result = run_tool(cls.path, "--out", Path(cls.tmp.name) / "out")
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.main = (Path(cls.tmp.name) / "out" / "report.md").read_text()
+        cls.main = report_of(cls.path, out=Path(cls.tmp.name) / "out")
         cls.report_text = read_report(Path(cls.tmp.name) / "out")
 
     @classmethod
@@ -983,9 +962,7 @@ class Layout(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = Path(cls.tmp.name) / "report"
-        cls.result = run_tool(*FIXTURES, "--summary", "--out", cls.out)
-        if cls.result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({cls.result.returncode}): {cls.result.stderr}")
+        cls.result = run_or_fail(*FIXTURES, "--summary", "--out", cls.out)
         cls.main = (cls.out / "report.md").read_text(encoding="utf-8")
         cls.appendix = (cls.out / "appendix.md").read_text(encoding="utf-8")
 
@@ -1116,10 +1093,7 @@ class Peer(unittest.TestCase):
         cls.log = tmp / "peer-nbody.txt"
         write_peer_log(cls.log)
         cls.out = tmp / "out"
-        result = run_tool(cls.results, "--peer", cls.log, "--out", cls.out)
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report_text = (cls.out / "report.md").read_text()
+        cls.report_text = report_of(cls.results, "--peer", cls.log, out=cls.out)
 
     @classmethod
     def tearDownClass(cls):
@@ -1200,9 +1174,8 @@ class Peer(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "other.txt"
             write_peer_log(log, device="Another GPU")
-            result = run_tool(self.results, "--peer", log, "--out", Path(tmp) / "out")
-            self.assertEqual(result.returncode, 0, result.stderr)
-            rows = parse_table((Path(tmp) / "out" / "report.md").read_text(), "### Another GPU, 3d/fp32/euler")
+            rows = parse_table(report_of(self.results, "--peer", log, out=Path(tmp) / "out"),
+                               "### Another GPU, 3d/fp32/euler")
         self.assertEqual({r["best CUDA"] for r in rows}, {"not measured"})
 
     def test_a_malformed_header_or_a_log_without_runs_is_bad_input(self):

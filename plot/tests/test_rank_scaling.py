@@ -11,9 +11,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, read_report, results_document
+from plot_tool import read_report, report_of, run_tool
+from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
 
-TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (rank scaling)"
 HEADING = "## Scaling over ranks"
 
@@ -61,11 +61,7 @@ class RankScaling(unittest.TestCase):
         directory = Path(cls.tmp.name)
         files = [write_results(directory, kind, g) for kind, g in TIMES]
         cls.out = directory / "report"
-        result = subprocess.run([sys.executable, str(TOOL), *map(str, files), "--out", str(cls.out)],
-                                capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.main = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.main = report_of(*files, out=cls.out)
         cls.report = read_report(cls.out)
         cls.rows = parse_table(cls.main, HEADING)
 
@@ -104,9 +100,7 @@ class RankScaling(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             single = write_results(Path(tmp), "strong", 1)
             out = Path(tmp) / "report"
-            result = subprocess.run([sys.executable, str(TOOL), str(single), "--out", str(out)],
-                                    capture_output=True, text=True, timeout=300)
-            self.assertEqual(result.returncode, 0, result.stderr)
+            report_of(single, out=out)
             self.assertNotIn("## Scaling over ranks", read_report(out))
             self.assertFalse((out / "rank_scaling.png").exists())
 
@@ -116,8 +110,7 @@ class RankScaling(unittest.TestCase):
             document = json.loads(path.read_text())
             document["benchmarks"][0]["ranks"] = 0
             path.write_text(json.dumps(document))
-            result = subprocess.run([sys.executable, str(TOOL), str(path), "--out", str(Path(tmp) / "r")],
-                                    capture_output=True, text=True, timeout=300)
+            result = run_tool(path, "--out", Path(tmp) / "r")
             self.assertEqual(result.returncode, 2, result.stderr)
             self.assertIn("/benchmarks/0/ranks: 0 is below the minimum 1", result.stderr)
 

@@ -6,15 +6,13 @@ Run: /usr/bin/python3 -m unittest -v test_scaling_efficiency   (from plot/tests;
 """
 import json
 import math
-import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, read_report, results_document, style_clashes
+from plot_tool import read_report, report_of, run_tool
+from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, results_document, style_clashes
 
-TOOL = Path(__file__).resolve().parent.parent / "nbody_plot.py"
 GPU = "Synthetic GPU (strong scaling)"
 HEADING = "### Strong-scaling efficiency against bodies per GPU"
 
@@ -87,11 +85,7 @@ class StrongScaling(unittest.TestCase):
         cls.configs = cls.results.load(cls.files)[1]
         cls.fits = cls.analysis.strong_scaling_fits(cls.configs)
         cls.out = directory / "report"
-        result = subprocess.run([sys.executable, str(TOOL), *cls.files, "--no-svg", "--out", str(cls.out)],
-                                capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-        cls.report = (cls.out / "report.md").read_text(encoding="utf-8")
+        cls.report = report_of(*cls.files, "--no-svg", out=cls.out)
 
     @classmethod
     def tearDownClass(cls):
@@ -195,17 +189,14 @@ class NoRunsOverRanks(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             single = write_results(Path(tmp), 1)
             out = Path(tmp) / "report"
-            result = subprocess.run([sys.executable, str(TOOL), str(single), "--no-svg", "--out", str(out)],
-                                    capture_output=True, text=True, timeout=300)
-            self.assertEqual(result.returncode, 0, result.stderr)
+            report_of(single, "--no-svg", out=out)
             self.assertNotIn(HEADING, read_report(out))
             self.assertFalse((out / "scaling_efficiency.png").exists())
 
     def test_a_malformed_exposed_exchange_is_bad_input(self):
         with tempfile.TemporaryDirectory() as tmp:
             single = write_results(Path(tmp), 1)
-            result = subprocess.run([sys.executable, str(TOOL), str(single), "--exposed-exchange", "2d/fp32:4096:4",
-                                     "--out", str(Path(tmp) / "r")], capture_output=True, text=True, timeout=300)
+            result = run_tool(single, "--exposed-exchange", "2d/fp32:4096:4", "--out", Path(tmp) / "r")
             self.assertEqual(result.returncode, 2, result.stderr)
             self.assertIn("W:N:G:SECONDS", result.stderr)
 

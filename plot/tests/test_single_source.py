@@ -13,9 +13,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from test_nbody_plot import (FIXTURE_DIR, PLOT_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, number, parse_table,
-                             results_document as schema_document,
-                             run_tool)
+from plot_tool import PLOT_DIR, report_of
+from test_nbody_plot import (FIXTURE_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, number, parse_table,
+                             results_document as schema_document)
 
 GPU, CPU = SYNTHETIC_GPU, SYNTHETIC_CPU
 N, SMALL_N, LARGE_N = 65536, 16384, 262144
@@ -70,10 +70,7 @@ class SingleSource(unittest.TestCase):
         cls.path.write_text(json.dumps(results_document()))
         cls.reports = {}
         for name, extra in (("default", ()), ("largest", ("--pp-problem", f"{LARGE_N},10"))):
-            result = run_tool(cls.path, *extra, "--no-svg", "--out", tmp / name)
-            if result.returncode != 0:
-                raise AssertionError(f"nbody_plot.py failed ({result.returncode}): {result.stderr}")
-            cls.reports[name] = (tmp / name / "report.md").read_text(encoding="utf-8")
+            cls.reports[name] = report_of(cls.path, *extra, "--no-svg", out=tmp / name)
         cls.report = cls.reports["default"]
         cls.rows = {r["family"]: r for r in parse_table(cls.report, "## Performance portability")}
 
