@@ -572,6 +572,18 @@ def summary_table(report: str, device: str, workload: str = "2d/fp32/euler") -> 
     return heading, parse_table(report, heading)
 
 
+def assert_answer_first(test: unittest.TestCase, report: str, within: int):
+    """The report opens with the single-source answer, its first row within the first `within` lines, then the
+    best of each platform, the energy and the summary."""
+    lines = report.splitlines()
+    sections = [line for line in lines if line.startswith("## ") or line.startswith("### ")]
+    test.assertEqual(sections[:5], ["## Portability at a glance", "### One source on every platform",
+                                    "### A different source on each platform", "## Energy at a glance",
+                                    "## Summary"])
+    first_row = next(i for i, line in enumerate(lines) if line.startswith("| 2d/fp32/euler |"))
+    test.assertLess(first_row, within, f"the single-source answer within the first {within} lines")
+
+
 class Summary(unittest.TestCase):
     """The report opens with, per device, the best of each model, Kokkos ÷ hand-written and the verification
     counts; every number equal to one computed here from the fixture JSON."""
@@ -625,13 +637,7 @@ class Summary(unittest.TestCase):
         return parse_table(self.report, "### A different source on each platform", column="device")
 
     def test_the_portability_answer_comes_first_then_its_energy_then_the_summary(self):
-        lines = self.report.splitlines()
-        sections = [line for line in lines if line.startswith("## ") or line.startswith("### ")]
-        self.assertEqual(sections[:5], ["## Portability at a glance", "### One source on every platform",
-                                        "### A different source on each platform", "## Energy at a glance",
-                                        "## Summary"])
-        single = next(i for i, line in enumerate(lines) if line.startswith("| 2d/fp32/euler |"))
-        self.assertLess(single, 25, "the single-source answer within the first 25 lines")
+        assert_answer_first(self, self.report, within=25)
         self.assertTrue(any(r["device"] == SYNTHETIC_GPU for r in self.glance_ratios()))
 
     def test_the_glance_gives_kokkos_on_each_parallel_space_against_its_hand_written_model(self):

@@ -14,8 +14,8 @@ import unittest
 from pathlib import Path
 
 from plot_tool import PLOT_DIR, report_of
-from test_nbody_plot import (FIXTURE_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, number, parse_table,
-                             results_document as schema_document)
+from test_nbody_plot import (FIXTURE_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, assert_answer_first, number,
+                             parse_table, results_document as schema_document)
 
 GPU, CPU = SYNTHETIC_GPU, SYNTHETIC_CPU
 N, SMALL_N, LARGE_N = 65536, 16384, 262144
@@ -155,13 +155,7 @@ class SingleSource(unittest.TestCase):
         self.assertEqual(best_of[0]["PP"], row["PP (app)"])
 
     def test_the_first_screen_leads_with_one_source_then_the_best_of_each_platform(self):
-        lines = self.report.splitlines()
-        headings = [line for line in lines if line.startswith("## ") or line.startswith("### ")]
-        self.assertEqual(headings[:5], ["## Portability at a glance", "### One source on every platform",
-                                        "### A different source on each platform", "## Energy at a glance",
-                                        "## Summary"])
-        first_row = next(i for i, line in enumerate(lines) if line.startswith("| 2d/fp32/euler |"))
-        self.assertLess(first_row, 20, "the single-source answer within the first 20 lines")
+        assert_answer_first(self, self.report, within=20)
 
     def test_a_variant_of_one_kind_of_device_has_pennycooks_zero(self):
         # cuda.fast cannot run on a CPU: PP 0 is Pennycook's value, not a missing measurement.
