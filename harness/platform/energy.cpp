@@ -135,6 +135,16 @@ private:
     bool stopping_ = false;
 };
 
+// What a meter's stop() returns before reading anything: its name and device, and `reason` when it
+// cannot read at all (then this is the whole reading).
+EnergyReading unread_reading(const char* meter, const std::string& device, const std::string& reason) {
+    EnergyReading reading;
+    reading.meter = meter;
+    reading.device = device;
+    reading.reason = reason;
+    return reading;
+}
+
 class UnavailableMeter final : public EnergyMeter {
 public:
     UnavailableMeter(std::string meter, std::string reason) {
@@ -186,13 +196,8 @@ public:
     }
 
     EnergyReading stop() override {
-        EnergyReading reading;
-        reading.meter = "nvml";
-        reading.device = bus_id_;
-        if (!reason_.empty()) {
-            reading.reason = reason_;
-            return reading;
-        }
+        EnergyReading reading = unread_reading("nvml", bus_id_, reason_);
+        if (!reason_.empty()) return reading;
         const unsigned long long end_mj = read_energy_mj();
         const auto end_time = Clock::now();
         sampler_.stop();
@@ -299,13 +304,8 @@ public:
     }
 
     EnergyReading stop() override {
-        EnergyReading reading;
-        reading.meter = "rapl";
-        reading.device = device_;
-        if (!reason_.empty()) {
-            reading.reason = reason_;
-            return reading;
-        }
+        EnergyReading reading = unread_reading("rapl", device_, reason_);
+        if (!reason_.empty()) return reading;
         sampler_.stop();
         accumulate();
         reading.window_s = seconds_between(start_time_, Clock::now());
