@@ -240,6 +240,9 @@ def energy_glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
              "counter on a GPU, RAPL's package counters on a host; docs/results-format.md, \"Energy\"), for each "
              "model's fastest variant of the summary. Efficiency at clock = the fraction of the limit at the mean SM "
              "clock the GPU held (SPEC §3), beside the efficiency at its rated clock.", ""]
+    def whole_mhz(clock):  # a clock reads in whole MHz (1980, not 1.98e+03)
+        return num(None) if clock is None else f"{clock:.0f}"
+
     rows, reasons = [], set()
     for t in summary:
         for r in t.rows:
@@ -248,7 +251,7 @@ def energy_glance_section(summary: list[analysis.SummaryTable]) -> list[str]:
                 reasons.add(f"{t.device}: {c.energy_reason}" if c.energy_reason else f"{t.device}: not recorded")
             rows.append([t.device, workload_text(t.workload), f"{c.n} / {c.d}", r.model, c.variant,
                          num(c.interactions_per_joule), num(c.values.get("energy_per_step_j")),
-                         num(c.values.get("mean_power_w")), num(c.values.get("mean_sm_clock_mhz")), num(c.efficiency),
+                         num(c.values.get("mean_power_w")), whole_mhz(c.values.get("mean_sm_clock_mhz")), num(c.efficiency),
                          num(c.values.get("efficiency_at_clock"))])
     if not any(row[5] != num(None) for row in rows):
         return lines + ["_No energy in these results_ (" + "; ".join(sorted(reasons)) + ").", ""]

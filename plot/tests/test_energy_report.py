@@ -88,6 +88,7 @@ class EnergyReport(unittest.TestCase):
                 self.assertTrue(math.isclose(number(r["J/step"]), energy, rel_tol=REL), r)
                 self.assertTrue(math.isclose(number(r["mean W"]), energy / time, rel_tol=REL), r)
                 self.assertTrue(math.isclose(number(r["SM clock (MHz)"]), clock, rel_tol=REL), r)
+                self.assertRegex(r["SM clock (MHz)"], r"^\d+$", "a clock in whole MHz")
                 at_clock = n * n / time / (LIMIT * clock * 1e6 / LIMIT_CLOCK_HZ)
                 self.assertTrue(math.isclose(number(r["efficiency at clock"]), at_clock, rel_tol=REL), r)
         cpu = [r for r in rows if r["device"] == CPU]
