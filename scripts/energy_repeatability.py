@@ -17,29 +17,22 @@ import json
 import sys
 from pathlib import Path
 
+from check_doc_numbers import counts
+
 KEY_FIELDS = ("variant", "n", "d", "dim", "precision", "integrator")
 
 
 def medians(path: Path) -> dict[tuple, dict]:
-    """Configuration (variant, n, d, dim, precision, integrator) -> its median entry, or the entry of
-    a configuration run once."""
+    """Configuration (variant, n, d, dim, precision, integrator) -> the entry that stands for it, as the
+    docs' claims read it (check_doc_numbers.counts): its median, or its one repetition."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         benchmarks = document["benchmarks"]
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"energy_repeatability: {path}: not a results file ({error})", file=sys.stderr)
         sys.exit(2)
-    out: dict[tuple, dict] = {}
-    for entry in benchmarks:
-        if entry.get("error_occurred") or "time_per_step_s" not in entry:
-            continue
-        key = tuple(entry.get(field) for field in KEY_FIELDS)
-        if entry.get("run_type") == "aggregate":
-            if entry.get("aggregate_name") == "median":
-                out[key] = entry
-        elif entry.get("repetitions", 1) == 1:
-            out[key] = entry
-    return out
+    return {tuple(entry.get(field) for field in KEY_FIELDS): entry for entry in benchmarks
+            if not entry.get("error_occurred") and "time_per_step_s" in entry and counts(entry, benchmarks)}
 
 
 def percent(a: float, b: float) -> str:
