@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "matrix/matrix_runner.hpp"
+#include "matrix_results_support.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/model_registration.hpp"
 #include "platform/energy.hpp"
@@ -268,21 +269,10 @@ TEST(EnergyMeter, SwitchedOffSaysSo) {
 class EnergyResults : public ::testing::Test {
 protected:
     static json run_tiny_matrix(bool read_energy) {
-        Registry registry;
-        register_serial_variants(registry);
-        const auto path = std::filesystem::temp_directory_path() / ("nbody_test_energy_" + std::to_string(::getpid()) + ".json");
         MatrixRunOptions o;
-        o.out_path = path.string();
-        o.overwrite = true;
         o.read_energy = read_energy;
-        std::ostringstream log;
-        o.log = &log;
-        run_matrix(registry, parse_matrix(json::parse(R"({"name": "t", "steps": 2, "repetitions": 2,
-            "groups": [{"variants": ["serial.reference"], "n": [40], "d": [4]}]})"), "t.json"), o);
-        std::ifstream in(path);
-        json document = json::parse(in);
-        std::filesystem::remove(path);
-        return document;
+        return nbody::testing::run_serial_matrix(R"({"name": "t", "steps": 2, "repetitions": 2,
+            "groups": [{"variants": ["serial.reference"], "n": [40], "d": [4]}]})", o);
     }
 };
 

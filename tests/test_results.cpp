@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "matrix/matrix_runner.hpp"
+#include "matrix_results_support.hpp"
 #include "nbody/model_registration.hpp"
 #include "platform/host_info.hpp"
 #include "results/json_schema.hpp"
@@ -49,19 +50,8 @@ TEST(JsonSchema, ChecksTheKeywordsTheResultsSchemaUses) {
 class ResultsChecker : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        Registry registry;
-        register_serial_variants(registry);
-        const auto path = std::filesystem::temp_directory_path() / ("nbody_test_results_" + std::to_string(::getpid()) + ".json");
-        MatrixRunOptions o;
-        o.out_path = path.string();
-        o.overwrite = true;
-        std::ostringstream log;
-        o.log = &log;
-        run_matrix(registry, parse_matrix(json::parse(R"({"name": "t", "steps": 1, "repetitions": 2,
-            "groups": [{"variants": ["serial.reference"], "n": [40], "d": [4]}]})"), "t.json"), o);
-        std::ifstream in(path);
-        document_ = new json(json::parse(in));
-        std::filesystem::remove(path);
+        document_ = new json(nbody::testing::run_serial_matrix(R"({"name": "t", "steps": 1, "repetitions": 2,
+            "groups": [{"variants": ["serial.reference"], "n": [40], "d": [4]}]})"));
     }
     static void TearDownTestSuite() { delete document_; }
     static json* document_;
