@@ -496,6 +496,24 @@ TEST(Cli, VerifyChecksAHardInputAtTheLargestMapSizeOnly) {
     EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
 }
 
+// Positions and velocities do not depend on D: the smaller map sizes are checked after the first
+// step count alone, the largest after every one.
+TEST(Cli, VerifyChecksSmallerMapSizesAfterTheFirstStepCountOnly) {
+    TempDir dir;
+    const Outcome r = run_bench("verify --variants serial.reference -n 40 -d 9 -d 4 --steps 3 --steps 1 --dim 2 "
+                                "--precision fp64 --integrator euler",
+                                dir);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const auto row = [](int d, int k) {
+        return fmt::format("serial.reference                 generated  2d/fp64/euler         40 {:>5} {:>3} full", d, k);
+    };
+    EXPECT_NE(r.out.find(row(9, 1)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(row(9, 3)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(row(4, 1)), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(row(4, 3)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
+}
+
 TEST(Cli, VerifyInputThatIsMalformedOrOfAnotherSizeExitsTwo) {
     TempDir dir;
     const std::string bad = dir.write("bad.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,nan\n");

@@ -94,6 +94,14 @@ std::vector<int> map_sizes_of(const VerifyOptions& o, const InputCase& c) {
     return {*std::max_element(o.ds.begin(), o.ds.end())};
 }
 
+// The step counts a map size is checked at: every one at the largest map size; the first alone at
+// the others. Positions and velocities do not depend on D, and a map's cell arithmetic shows after
+// one step; bodies change cells most often in the smallest cells, which see every step count.
+std::vector<int> steps_at_map_size(const VerifyOptions& o, int d, const std::vector<int>& checked_steps) {
+    if (d == *std::max_element(o.ds.begin(), o.ds.end())) return checked_steps;
+    return {checked_steps.front()};
+}
+
 // The case's initial state in `workload` and the constants it runs under (a hard input sets its softening).
 std::pair<HostState, PhysicsConstants> initial_state_of(const VerifyOptions& o, const InputCase& c, const Workload& workload) {
     if (c.hard) {
@@ -150,8 +158,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
     for (std::size_t input = 0; input < cases.size(); ++input) {
         const std::size_t n = cases[input].n;
         for (const Workload& workload : workloads) {
-            const bool sampled = n > o.settings.full_reference_max_n;
-            const int checked_steps = sampled ? 1 : max_steps;
+            const std::vector<int> checked_steps = ReferenceSolution::checked_steps(n, o.steps, o.settings);
             const double reference = reference_seconds(workload, n, max_steps, o.settings.full_reference_max_n, o.settings.sample_bodies);
             bool reference_counted = false;
             for (const auto* v : runnable) {
@@ -167,7 +174,8 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                 const TuningValues tuning = Registry::resolve_tuning(*v, {});
                 const auto seconds_at = [&](double rate) {
                     double s = reference;
-                    for (int d : map_sizes_of(o, cases[input])) s += steps_seconds(*v, tuning, n, d, checked_steps, rate);
+                    for (int d : map_sizes_of(o, cases[input]))
+                        s += steps_seconds(*v, tuning, n, d, steps_at_map_size(o, d, checked_steps).back(), rate);
                     return s;
                 };
                 Rate rate = modelled_rate(*v, tuning, workload, builtin_registry(), n);
@@ -343,7 +351,8 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
                         const Problem problem{.n = n, .d = d, .constants = constants, .workload = workload,
                                               .distribution = distributions.of(*v)};
                         auto simulation = v->create(problem, tuning);
-                        const auto snapshots = snapshots_at(*simulation, initial, checked_steps, problem.distribution, hook);
+                        const std::vector<int> steps = steps_at_map_size(o, d, checked_steps);
+                        const auto snapshots = snapshots_at(*simulation, initial, steps, problem.distribution, hook);
                         simulation.reset();
                         if (checks_here)
                             for (const Snapshot& s : snapshots)
@@ -353,7 +362,7 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
                             const Problem alone{.n = n, .d = d, .constants = constants, .workload = workload,
                                                 .distribution = {}};
                             auto single = v->create(alone, tuning);
-                            const auto expected = snapshots_at(*single, initial, checked_steps);
+                            const auto expected = snapshots_at(*single, initial, steps);
                             for (std::size_t k = 0; k < snapshots.size(); ++k)
                                 against_one_rank.push_back(compare_states(snapshots[k].steps, snapshots[k].state,
                                                                           snapshots[k].map, expected[k].state, d, fixed));
@@ -426,7 +435,9 @@ void add_verify_command(CLI::App& app, int& exit_status, DistributedRun& ranks) 
     auto* n_option = cmd->add_option("-n,--bodies", o->ns, "body counts N (with --input: the file's, which -n must equal)")
                          ->capture_default_str()
                          ->check(integer_in(1, kMaxInputBodies));
-    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D")->capture_default_str()->check(integer_in(1, kMaxMapSize));
+    cmd->add_option("-d,--map-size", o->ds, "activity map sizes D (the largest checked after every K, the others after the first K)")
+        ->capture_default_str()
+        ->check(integer_in(1, kMaxMapSize));
     cmd->add_option("--steps", o->steps, "step counts K after which to compare")->capture_default_str()->check(integer_in(1, 100000));
     constexpr std::uint64_t largest_count = std::numeric_limits<std::size_t>::max();
     cmd->add_option("--cpu-max-n", o->cpu_max_n, "CPU variants skip larger N (the float32 run costs N^2 per step on the host)")->capture_default_str()->check(integer_in(0, largest_count));
