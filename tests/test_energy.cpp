@@ -16,6 +16,7 @@
 #include "matrix_results_support.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/model_registration.hpp"
+#include "nbody/start_affinity.hpp"
 #include "platform/energy.hpp"
 #include "results/results.hpp"
 #include "thread_ranks.hpp"
@@ -83,6 +84,45 @@ TEST(NvmlMeter, SamplesTheClockPeriodicallyWhileThePhaseRuns) {
     EXPECT_DOUBLE_EQ(reading.mean_sm_clock_mhz, 1000.0);
 }
 
+// The counter moves in updates (every 100 ms here, 10 J each: 100 W). A phase that starts 90 ms
+// after an update and ends 5 ms after the fourth inside it holds about 31.5 J, where the counter's
+// difference says 40 J (27 % high): the meter takes the power between the updates it saw.
+TEST(NvmlMeter, TakesThePowerBetweenTheCounterUpdatesInsideThePhase) {
+    set_fake_gpu(0, 1500);
+    const auto meter = make_nvml_meter(fake_library(), kBusId, 1ms);
+    std::this_thread::sleep_for(90ms);
+    meter->start();
+    std::this_thread::sleep_for(10ms);
+    std::chrono::steady_clock::time_point first_update, last_update;
+    for (unsigned long long joules = 10; joules <= 40; joules += 10) {
+        set_fake_gpu(joules * 1000, 1500);
+        (joules == 10 ? first_update : last_update) = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(joules < 40 ? 100ms : 5ms);
+    }
+    const EnergyReading reading = meter->stop();
+    ASSERT_TRUE(reading.available) << reading.reason;
+    EXPECT_EQ(reading.counter_updates, 4);
+    // 30 J between the first and the last update, however long the sleeps took on a busy machine.
+    const double power_w = 30.0 / std::chrono::duration<double>(last_update - first_update).count();
+    EXPECT_NEAR(reading.mean_power_w(), power_w, 0.1 * power_w) << reading.energy_j << " J over " << reading.window_s << " s";
+    EXPECT_LT(reading.energy_j, 37.0) << "the counter's difference over the phase";
+}
+
+// The sampler thread keeps off the CPUs of the thread that times (pinned to one under
+// OMP_PROC_BIND), on the others the process started with; where none is left, on all of them.
+TEST(SamplerAffinity, KeepsOffTheCallersCpus) {
+    const auto cpus = [](std::initializer_list<int> list) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int cpu : list) CPU_SET(cpu, &set);
+        return set;
+    };
+    const cpu_set_t started_on = cpus({0, 1, 2, 3});
+    EXPECT_EQ(cpu_list(sampler_affinity(started_on, cpus({2}))), "0-1,3");
+    EXPECT_EQ(cpu_list(sampler_affinity(started_on, started_on)), "0-3");  // an unpinned caller
+    EXPECT_EQ(cpu_list(sampler_affinity(cpus({5}), cpus({5}))), "5");      // one CPU: shared
+}
+
 TEST(NvmlMeter, SaysWhyWhenItCannotRead) {
     // No library at that path.
     const auto absent = std::make_shared<NvmlLibrary>("/nonexistent/libnvidia-ml.so.1");
@@ -140,7 +180,8 @@ TEST(EnergyOverRanks, TheTotalIsEachRanksSum) {
     std::vector<std::vector<EnergyReading>> gathered(2);
     testing::on_thread_ranks(2, [&](testing::ThreadRanks& shared, int rank) {
         testing::ThreadCommunicator communicator(shared, rank);
-        const EnergyReading mine = read_reading(3.0 + rank, 2.0, 1400.0 + 200 * rank, 10, "gpu" + std::to_string(rank));
+        EnergyReading mine = read_reading(3.0 + rank, 2.0, 1400.0 + 200 * rank, 10, "gpu" + std::to_string(rank));
+        mine.counter_updates = 30 + rank;
         gathered[static_cast<std::size_t>(rank)] = gather_energy_readings(communicator, mine);
     });
     for (const auto& readings : gathered) {
@@ -153,6 +194,7 @@ TEST(EnergyOverRanks, TheTotalIsEachRanksSum) {
         EXPECT_DOUBLE_EQ(total.mean_power_w(), 3.5);
         EXPECT_DOUBLE_EQ(total.mean_sm_clock_mhz, 1500.0);
         EXPECT_EQ(total.clock_samples, 20);
+        EXPECT_EQ(total.counter_updates, 61);
     }
     // One rank that could not read: the total is not available, for that rank's reason.
     std::vector<EnergyReading> one_short = gathered[0];

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "nbody/start_affinity.hpp"
 #include "platform/distributed.hpp"
 
 namespace nbody {
@@ -99,16 +101,29 @@ std::uint64_t counter_delta(std::uint64_t start, std::uint64_t end, std::uint64_
     return end >= start ? end - start : range - start + end;
 }
 
+cpu_set_t sampler_affinity(const cpu_set_t& started_on, const cpu_set_t& caller) {
+    cpu_set_t others;
+    CPU_ZERO(&others);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &started_on) && !CPU_ISSET(cpu, &caller)) CPU_SET(cpu, &others);
+    return CPU_COUNT(&others) > 0 ? others : started_on;
+}
+
 namespace {
 
-// Calls `tick` every `period` on a thread of its own from start() to stop().
+// Calls `tick` every `period` on a thread of its own from start() to stop(), off the caller's CPUs
+// (sampler_affinity).
 class PeriodicSampler {
 public:
     explicit PeriodicSampler(std::chrono::milliseconds period) : period_(period) {}
     ~PeriodicSampler() { stop(); }
     void start(std::function<void()> tick) {
         stopping_ = false;
-        thread_ = std::thread([this, tick = std::move(tick)] {
+        cpu_set_t caller;
+        const bool pinned = pthread_getaffinity_np(pthread_self(), sizeof caller, &caller) == 0;
+        const cpu_set_t cpus = sampler_affinity(start_affinity(), pinned ? caller : start_affinity());
+        thread_ = std::thread([this, cpus, tick = std::move(tick)] {
+            pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);  // refused: the caller's CPUs, as before
             std::unique_lock lock(mutex_);
             while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
                 lock.unlock();
@@ -183,15 +198,23 @@ public:
 
     void start() override {
         if (!reason_.empty()) return;
+        phase_failure_.clear();
+        start_mj_ = read_energy_mj();
         {
             std::lock_guard lock(mutex_);
             clock_sum_mhz_ = 0.0;
             clock_samples_ = 0;
+            last_seen_mj_ = start_mj_;
+            first_update_ = last_update_ = {};
+            counter_updates_ = 0;
         }
-        phase_failure_.clear();
         sample_clock();
-        sampler_.start([this] { sample_clock(); });
-        start_mj_ = read_energy_mj();
+        sampler_.start([this] {
+            sample_clock();
+            unsigned long long millijoules = 0;
+            if (library_->functions().total_energy_consumption(device_, &millijoules) == kNvmlSuccess)
+                note_counter(millijoules, Clock::now());  // a failed read is a sample fewer; stop() reads again
+        });
         start_time_ = Clock::now();
     }
 
@@ -208,22 +231,45 @@ public:
             reading.reason = phase_failure_;
             return reading;
         }
+        note_counter(end_mj, end_time);
         reading.available = true;
-        reading.energy_j = static_cast<double>(end_mj - start_mj_) * 1e-3;
         reading.window_s = seconds_between(start_time_, end_time);
         std::lock_guard lock(mutex_);
+        // The counter moves in updates tens of ms apart: its difference over the phase is off by up
+        // to an update at each end. Between its first and last update inside the phase it counts
+        // whole updates over a time the samples know, so that power times the window is the energy.
+        const double between_updates_s = seconds_between(first_update_.time, last_update_.time);
+        reading.energy_j = counter_updates_ >= 2 && between_updates_s > 0
+                               ? static_cast<double>(last_update_.millijoules - first_update_.millijoules) * 1e-3 /
+                                     between_updates_s * reading.window_s
+                               : static_cast<double>(end_mj - start_mj_) * 1e-3;
+        reading.counter_updates = counter_updates_;
         reading.clock_samples = clock_samples_;
         reading.mean_sm_clock_mhz = clock_samples_ > 0 ? clock_sum_mhz_ / clock_samples_ : 0.0;
         return reading;
     }
 
 private:
+    struct CounterUpdate {
+        Clock::time_point time;
+        unsigned long long millijoules = 0;
+    };
+
     unsigned long long read_energy_mj() {
         unsigned long long millijoules = 0;
         if (const NvmlReturn status = library_->functions().total_energy_consumption(device_, &millijoules);
             status != kNvmlSuccess && phase_failure_.empty())
             phase_failure_ = library_->error_text("nvmlDeviceGetTotalEnergyConsumption", status);
         return millijoules;
+    }
+    // A counter value read at `time`: an update when it differs from the last one seen (the update
+    // happened within a sample period before `time`).
+    void note_counter(unsigned long long millijoules, Clock::time_point time) {
+        std::lock_guard lock(mutex_);
+        if (millijoules == last_seen_mj_) return;
+        last_seen_mj_ = millijoules;
+        last_update_ = {time, millijoules};
+        if (counter_updates_++ == 0) first_update_ = last_update_;
     }
     void sample_clock() {
         unsigned int mhz = 0;
@@ -240,9 +286,12 @@ private:
     std::string phase_failure_;  // why this phase could not
     unsigned long long start_mj_ = 0;
     Clock::time_point start_time_;
-    std::mutex mutex_;  // the clock samples: the sampler thread adds to them
+    std::mutex mutex_;  // the clock samples and counter updates: the sampler thread adds to them
     double clock_sum_mhz_ = 0.0;
     int clock_samples_ = 0;
+    unsigned long long last_seen_mj_ = 0;
+    CounterUpdate first_update_, last_update_;
+    int counter_updates_ = 0;
     PeriodicSampler sampler_;
 };
 
@@ -371,7 +420,7 @@ std::unique_ptr<EnergyMeter> make_device_meter(bool runs_on_gpu, const std::stri
 }
 
 std::vector<EnergyReading> gather_energy_readings(Communicator& communicator, const EnergyReading& mine) {
-    constexpr std::size_t kValues = 5;  // available, energy_j, window_s, mean_sm_clock_mhz, clock_samples
+    constexpr std::size_t kValues = 6;  // available, energy_j, window_s, mean_sm_clock_mhz, clock_samples, counter_updates
     const int ranks = communicator.size();
     const BlockDecomposition decomposition(kValues * static_cast<std::size_t>(ranks), ranks);
     std::vector<double> values(decomposition.bodies(), 0.0);
@@ -381,6 +430,7 @@ std::vector<EnergyReading> gather_energy_readings(Communicator& communicator, co
     values[own + 2] = mine.window_s;
     values[own + 3] = mine.mean_sm_clock_mhz;
     values[own + 4] = mine.clock_samples;
+    values[own + 5] = mine.counter_updates;
     communicator.allgather_in_place(std::span<double>(values), decomposition);
     const std::vector<std::string> reasons = allgather_strings(communicator, mine.reason);
     const std::vector<std::string> devices = allgather_strings(communicator, mine.device);
@@ -394,6 +444,7 @@ std::vector<EnergyReading> gather_energy_readings(Communicator& communicator, co
         reading.window_s = values[first + 2];
         reading.mean_sm_clock_mhz = values[first + 3];
         reading.clock_samples = static_cast<int>(values[first + 4]);
+        reading.counter_updates = static_cast<int>(values[first + 5]);
         reading.reason = reasons[r];
         reading.device = devices[r];
         all.push_back(reading);
@@ -417,6 +468,7 @@ EnergyReading total_over_ranks(const std::vector<EnergyReading>& ranks) {
         total.energy_j += r.energy_j;
         total.window_s = std::max(total.window_s, r.window_s);
         total.clock_samples += r.clock_samples;
+        total.counter_updates += r.counter_updates;
         if (r.clock_samples > 0) {
             clock_sum += r.mean_sm_clock_mhz;
             ++clocked;

@@ -6,13 +6,18 @@
 //
 // How each figure is taken:
 //  - GPU energy: nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded, Volta and later),
-//    read right before the first timed step and right after the last synchronisation.
+//    read right before the first timed step, by the sampler thread, and right after the last
+//    synchronisation. The counter moves in updates tens of ms apart; where the phase sees two or
+//    more, the energy is the power between its first and last update times the phase's window,
+//    else the counter's difference over the phase.
 //  - GPU SM clock: nvmlDeviceGetClockInfo(NVML_CLOCK_SM), sampled at the phase's start, every
 //    sample period (10 ms) by a sampler thread while it runs, and at its end; the mean of the
 //    samples.
 //  - CPU energy: the sum over packages of /sys/class/powercap/intel-rapl:N/energy_uj, read at the
 //    phase's start and end and every second between (so a counter that wraps at
 //    max_energy_range_uj is followed through each wrap).
+#include <sched.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +38,7 @@ struct EnergyReading {
     double window_s = 0.0;      // the meter's own clock from its first counter read to its last
     double mean_sm_clock_mhz = 0.0;  // GPU: the mean of the clock samples; 0 where none
     int clock_samples = 0;
+    int counter_updates = 0;    // GPU: the energy counter's updates seen in the phase (2 or more: energy from their power)
     std::string device;         // the GPU's PCI bus id, or the RAPL packages read
     double mean_power_w() const { return window_s > 0 ? energy_j / window_s : 0.0; }
 };
@@ -73,6 +79,11 @@ private:
     std::unique_ptr<Functions> functions_;
     std::string reason_;
 };
+
+// The CPUs a meter's sampler thread runs on: those the process started on (start_affinity) less the
+// caller's, else all of them. Under OMP_PROC_BIND the timing thread is pinned to one CPU; a sampler
+// sharing it took 20-35 % off host-bound runs (NVML's energy read holds the CPU for milliseconds).
+cpu_set_t sampler_affinity(const cpu_set_t& started_on, const cpu_set_t& caller);
 
 // A meter for the GPU at `pci_bus_id` ("0000:1B:00.0", as cudaDeviceGetPCIBusId writes it: the
 // CUDA device, whatever CUDA_VISIBLE_DEVICES renumbered). Its readings say "not available" when

@@ -292,7 +292,10 @@ ordered_json energy_json(const EnergyReading& total, const std::vector<EnergyRea
     if (!total.device.empty()) energy["device"] = total.device;
     if (total.available) {
         energy["window_s"] = total.window_s;
-        if (total.meter == "nvml") energy["clock_samples"] = total.clock_samples;
+        if (total.meter == "nvml") {
+            energy["clock_samples"] = total.clock_samples;
+            energy["counter_updates"] = total.counter_updates;
+        }
     }
     if (ranks.size() > 1) {
         ordered_json each = ordered_json::array();
