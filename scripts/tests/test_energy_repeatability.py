@@ -1,6 +1,7 @@
 """Tests of scripts/energy_repeatability.py: two runs agreeing within the tolerance pass, one
-configuration beyond it fails the comparison, a run with the counters off gives the on/off time
-ratio, and a file that is not a results file is refused.
+configuration beyond it fails the comparison, energy that follows the time keeps the mean power, a
+run with the counters off gives the on/off time ratio, and a file that is not a results file is
+refused.
 
 Run: /usr/bin/python3 -m unittest discover -s scripts/tests   (ctest runs the same)"""
 import json
@@ -51,8 +52,18 @@ class EnergyRepeatability(unittest.TestCase):
         second = self.write("b.json", [median("cuda.x", 1024, 1e-5, 0.0107), median("cuda.x", 4096, 1e-4, 0.100)])
         result = self.run_script(first, second)
         self.assertEqual(result.returncode, 1, result.stdout)
-        self.assertIn("1 of 2 configurations", result.stdout)
+        self.assertIn("1 of 2 configurations: energy per step", result.stdout)
+        self.assertIn("1 of 2 configurations: mean power", result.stdout)
         self.assertEqual(self.run_script(first, second, "--tolerance", "0.1").returncode, 0)
+
+    def test_energy_that_follows_the_time_keeps_the_mean_power(self):
+        first = self.write("a.json", [median("cuda.x", 1024, 1.0e-5, 0.010)])
+        second = self.write("b.json", [median("cuda.x", 1024, 1.1e-5, 0.0111)])
+        result = self.run_script(first, second)
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn("0 of 1 configurations: energy per step", result.stdout)
+        self.assertIn("1 of 1 configurations: mean power of the two runs within 5 %", result.stdout)
+        self.assertIn("+0.91", result.stdout)
 
     def test_the_run_without_counters_gives_the_time_ratio(self):
         first = self.write("a.json", [median("cuda.x", 1024, 1.01e-5, 0.010)])
