@@ -144,7 +144,7 @@ TEST(Mutants, VelocityBeforePositionIsCaught) {
 }
 
 TEST(Mutants, DroppedJTileIsCaughtAfterOneStep) {
-    for (const Workload& w : all_workloads()) {
+    for (const Workload& w : testing::workloads_under_test()) {
         const auto results = verify_mutant(Mutation::dropped_j_tile, w);
         EXPECT_EQ(results.front().verdict, Verdict::fail) << to_string(w) << ": caught after one step";
         EXPECT_NE(failures(results).find("max_vel_err"), std::string::npos) << to_string(w);
