@@ -480,20 +480,26 @@ TEST(Cli, VerifyChecksEveryVariantOnTheUsersOwnState) {
     EXPECT_EQ(r.out.find("2d/"), std::string::npos) << r.out;
 }
 
+// `verify` of serial.reference on 40 bodies (2D float64 Euler) at map sizes 9 and 4, with `more`.
+Outcome verify_forty_bodies(const std::string& more, const TempDir& dir) {
+    return run_bench("verify --variants serial.reference -n 40 -d 9 -d 4 --dim 2 --precision fp64 --integrator euler " + more, dir);
+}
+
+// Whether that verify printed the row of (input, D, K).
+bool has_row(const Outcome& r, const char* input, int d, int k) {
+    return r.out.find(fmt::format("serial.reference                 {:<10} 2d/fp64/euler         40 {:>5} {:>3} full", input, d, k)) !=
+           std::string::npos;
+}
+
 // A hard input is checked at the largest map size alone; the generated state at every one.
 TEST(Cli, VerifyChecksAHardInputAtTheLargestMapSizeOnly) {
     TempDir dir;
-    const Outcome r = run_bench("verify --variants serial.reference -n 40 --hard masses --hard-n 40 -d 9 -d 4 --steps 1 --dim 2 "
-                                "--precision fp64 --integrator euler",
-                                dir);
+    const Outcome r = verify_forty_bodies("--hard masses --hard-n 40 --steps 1", dir);
     EXPECT_EQ(r.status, 0) << r.out << r.err;
-    const auto row = [](const char* input, int d) {
-        return fmt::format("serial.reference                 {:<10} 2d/fp64/euler         40 {:>5}   1 full", input, d);
-    };
-    EXPECT_NE(r.out.find(row("generated", 4)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(row("generated", 9)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(row("masses", 9)), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find(row("masses", 4)), std::string::npos) << r.out;
+    EXPECT_TRUE(has_row(r, "generated", 4, 1)) << r.out;
+    EXPECT_TRUE(has_row(r, "generated", 9, 1)) << r.out;
+    EXPECT_TRUE(has_row(r, "masses", 9, 1)) << r.out;
+    EXPECT_FALSE(has_row(r, "masses", 4, 1)) << r.out;
     EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
 }
 
@@ -501,17 +507,12 @@ TEST(Cli, VerifyChecksAHardInputAtTheLargestMapSizeOnly) {
 // step count alone, the largest after every one.
 TEST(Cli, VerifyChecksSmallerMapSizesAfterTheFirstStepCountOnly) {
     TempDir dir;
-    const Outcome r = run_bench("verify --variants serial.reference -n 40 -d 9 -d 4 --steps 3 --steps 1 --dim 2 "
-                                "--precision fp64 --integrator euler",
-                                dir);
+    const Outcome r = verify_forty_bodies("--steps 3 --steps 1", dir);
     EXPECT_EQ(r.status, 0) << r.out << r.err;
-    const auto row = [](int d, int k) {
-        return fmt::format("serial.reference                 generated  2d/fp64/euler         40 {:>5} {:>3} full", d, k);
-    };
-    EXPECT_NE(r.out.find(row(9, 1)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(row(9, 3)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(row(4, 1)), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find(row(4, 3)), std::string::npos) << r.out;
+    EXPECT_TRUE(has_row(r, "generated", 9, 1)) << r.out;
+    EXPECT_TRUE(has_row(r, "generated", 9, 3)) << r.out;
+    EXPECT_TRUE(has_row(r, "generated", 4, 1)) << r.out;
+    EXPECT_FALSE(has_row(r, "generated", 4, 3)) << r.out;
     EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
 }
 
