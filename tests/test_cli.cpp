@@ -485,35 +485,36 @@ Outcome verify_forty_bodies(const std::string& more, const TempDir& dir) {
     return run_bench("verify --variants serial.reference -n 40 -d 9 -d 4 --dim 2 --precision fp64 --integrator euler " + more, dir);
 }
 
-// Whether that verify printed the row of (input, D, K).
-bool has_row(const Outcome& r, const char* input, int d, int k) {
-    return r.out.find(fmt::format("serial.reference                 {:<10} 2d/fp64/euler         40 {:>5} {:>3} full", input, d, k)) !=
-           std::string::npos;
+// That verify passed its 3 checks, printing the row of each (input, D, K) listed as printed and
+// none of those listed as not.
+struct Row {
+    const char* input;
+    int d, k;
+    bool printed;
+};
+void expect_three_checks(const Outcome& r, std::initializer_list<Row> rows) {
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    for (const Row& row : rows) {
+        const std::string text = fmt::format("serial.reference                 {:<10} 2d/fp64/euler         40 {:>5} {:>3} full",
+                                             row.input, row.d, row.k);
+        EXPECT_EQ(r.out.find(text) != std::string::npos, row.printed) << text << "\n" << r.out;
+    }
+    EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
 }
 
 // A hard input is checked at the largest map size alone; the generated state at every one.
 TEST(Cli, VerifyChecksAHardInputAtTheLargestMapSizeOnly) {
     TempDir dir;
-    const Outcome r = verify_forty_bodies("--hard masses --hard-n 40 --steps 1", dir);
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_TRUE(has_row(r, "generated", 4, 1)) << r.out;
-    EXPECT_TRUE(has_row(r, "generated", 9, 1)) << r.out;
-    EXPECT_TRUE(has_row(r, "masses", 9, 1)) << r.out;
-    EXPECT_FALSE(has_row(r, "masses", 4, 1)) << r.out;
-    EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
+    expect_three_checks(verify_forty_bodies("--hard masses --hard-n 40 --steps 1", dir),
+                        {{"generated", 4, 1, true}, {"generated", 9, 1, true}, {"masses", 9, 1, true}, {"masses", 4, 1, false}});
 }
 
 // Positions and velocities do not depend on D: the smaller map sizes are checked after the first
 // step count alone, the largest after every one.
 TEST(Cli, VerifyChecksSmallerMapSizesAfterTheFirstStepCountOnly) {
     TempDir dir;
-    const Outcome r = verify_forty_bodies("--steps 3 --steps 1", dir);
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_TRUE(has_row(r, "generated", 9, 1)) << r.out;
-    EXPECT_TRUE(has_row(r, "generated", 9, 3)) << r.out;
-    EXPECT_TRUE(has_row(r, "generated", 4, 1)) << r.out;
-    EXPECT_FALSE(has_row(r, "generated", 4, 3)) << r.out;
-    EXPECT_NE(r.out.find("3 checks: 3 passed, 0 failed"), std::string::npos) << r.out;
+    expect_three_checks(verify_forty_bodies("--steps 3 --steps 1", dir),
+                        {{"generated", 9, 1, true}, {"generated", 9, 3, true}, {"generated", 4, 1, true}, {"generated", 4, 3, false}});
 }
 
 TEST(Cli, VerifyInputThatIsMalformedOrOfAnotherSizeExitsTwo) {
