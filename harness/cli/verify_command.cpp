@@ -86,19 +86,21 @@ std::vector<InputCase> input_cases(const VerifyOptions& o, const std::vector<std
     return cases;
 }
 
+int largest_map_size(const VerifyOptions& o) { return *std::max_element(o.ds.begin(), o.ds.end()); }
+
 // The map sizes a case is checked at: every one asked for on the generated state or the file; a hard
 // input at the largest alone (the smallest cells, the strictest map check): its point is the
 // positions' and velocities' rounding, which no map size changes.
 std::vector<int> map_sizes_of(const VerifyOptions& o, const InputCase& c) {
     if (!c.hard) return o.ds;
-    return {*std::max_element(o.ds.begin(), o.ds.end())};
+    return {largest_map_size(o)};
 }
 
 // The step counts a map size is checked at: every one at the largest map size; the first alone at
 // the others. Positions and velocities do not depend on D, and a map's cell arithmetic shows after
 // one step; bodies change cells most often in the smallest cells, which see every step count.
 std::vector<int> steps_at_map_size(const VerifyOptions& o, int d, const std::vector<int>& checked_steps) {
-    if (d == *std::max_element(o.ds.begin(), o.ds.end())) return checked_steps;
+    if (d == largest_map_size(o)) return checked_steps;
     return {checked_steps.front()};
 }
 
@@ -151,7 +153,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                                       std::vector<std::string>& notes, double& total_seconds) {
     const CostLimits limits = o.cost.limits();
     const int max_steps = *std::max_element(o.steps.begin(), o.steps.end());
-    const int max_d = *std::max_element(o.ds.begin(), o.ds.end());
+    const int max_d = largest_map_size(o);
     std::vector<PlannedCheck> planned;
     std::vector<std::string> refused;
     total_seconds = 0;
