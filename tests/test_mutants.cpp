@@ -42,24 +42,27 @@ const Input kInputs[] = {{"generated", std::nullopt}, {"mixed", StressKind::mixe
 struct Case {
     HostState initial;
     PhysicsConstants constants;
-    std::optional<ReferenceSolution> reference;
+    ReferenceSolution reference;
 };
 
 Case make_case(const Workload& workload, const Input& input) {
-    Case c{.initial = generate_state(workload, kBodies), .constants = {}, .reference = std::nullopt};
+    HostState initial;
+    PhysicsConstants constants;
     if (input.hard) {
         StressCase stress = stress_state(*input.hard, kBodies, workload.dim, workload.precision);
-        c.initial = std::move(stress.state);
-        c.constants = stress.constants;
+        initial = std::move(stress.state);
+        constants = stress.constants;
+    } else {
+        initial = generate_state(workload, kBodies);
     }
-    c.reference.emplace(c.initial, c.constants, workload.integrator, std::vector<int>{1, 10}, VerificationSettings{});
-    return c;
+    ReferenceSolution reference(initial, constants, workload.integrator, {1, 10}, VerificationSettings{});
+    return {std::move(initial), constants, std::move(reference)};
 }
 
 std::vector<CheckResult> verify_mutant(Mutation mutation, const Workload& workload, const Case& c) {
     auto sim = testing::create_mutant(
         Problem{.n = kBodies, .d = kMapSize, .constants = c.constants, .workload = workload, .distribution = {}}, mutation);
-    return verify_simulation(*sim, c.initial, *c.reference, kMapSize);
+    return verify_simulation(*sim, c.initial, c.reference, kMapSize);
 }
 
 std::vector<CheckResult> verify_mutant(Mutation mutation, const Workload& workload, const Input& input = kInputs[0]) {
