@@ -57,6 +57,9 @@ def main(argv: list[str]) -> int:
     header = (f"{'variant':<26} {'N':>7} {'D':>5} {'workload':<16} {'J/step 1st':>11} {'J/step 2nd':>11} {'diff %':>7} "
               f"{'s/step 1st':>11} {'s/step 2nd':>11} {'diff %':>7} {'W diff %':>8}" + (f" {'s/step off':>11} {'on/off':>7}" if off else ""))
     print(header)
+    def agree(a: float, b: float) -> bool:
+        return abs(b / a - 1) <= args.tolerance
+
     counted = agreeing = power_agreeing = 0
     for key in sorted(k for k in first if k in second):
         a, b = first[key], second[key]
@@ -64,9 +67,9 @@ def main(argv: list[str]) -> int:
             continue
         counted += 1
         energy_a, energy_b = a["energy_per_step_j"], b["energy_per_step_j"]
-        agreeing += abs(energy_b / energy_a - 1) <= args.tolerance
+        agreeing += agree(energy_a, energy_b)
         power_a, power_b = energy_a / a["time_per_step_s"], energy_b / b["time_per_step_s"]
-        power_agreeing += abs(power_b / power_a - 1) <= args.tolerance
+        power_agreeing += agree(power_a, power_b)
         variant, n, d, dim, precision, integrator = key
         row = (f"{variant:<26} {n:>7} {d:>5} {f'{dim}d/{precision}/{integrator}':<16} {energy_a:>11.4g} {energy_b:>11.4g} "
                f"{percent(energy_a, energy_b):>7} {a['time_per_step_s']:>11.4g} {b['time_per_step_s']:>11.4g} "
