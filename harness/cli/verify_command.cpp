@@ -258,6 +258,29 @@ void print_rule(const ThresholdOverrides& t) {
     if (!absolute.empty()) fmt::print("      absolute limits given (they replace the rule for what they name): {}\n", absolute);
 }
 
+// Where verify's time goes: the references with their shadows, each model's runs (creation, upload,
+// steps, download), and the comparisons, in the order first timed.
+class SpentSeconds {
+public:
+    template <class Work>
+    void time(const std::string& what, Work&& work) {
+        const auto start = std::chrono::steady_clock::now();
+        work();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        auto it = std::find_if(parts_.begin(), parts_.end(), [&](const auto& part) { return part.first == what; });
+        if (it == parts_.end()) it = parts_.insert(parts_.end(), {what, 0.0});
+        it->second += seconds;
+    }
+    std::string describe() const {
+        std::string text;
+        for (const auto& [what, seconds] : parts_) text += fmt::format("{}{} {:.1f} s", text.empty() ? "" : ", ", what, seconds);
+        return text;
+    }
+
+private:
+    std::vector<std::pair<std::string, double>> parts_;
+};
+
 int verify(const VerifyOptions& o, DistributedRun& ranks) {
     const auto start = std::chrono::steady_clock::now();
     const Registry& registry = builtin_registry();
@@ -317,6 +340,7 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
     // Rank 0 alone holds the reference and checks; every rank runs the simulation.
     const bool checks_here = ranks.writes_output();
     int passed = 0, failed = 0, inconclusive = 0;
+    SpentSeconds spent;
     for (std::size_t input = 0; input < cases.size(); ++input) {
         const std::size_t n = cases[input].n;
         for (const Workload& workload : workloads) {
@@ -330,10 +354,12 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
             if (show_progress)
                 reference_progress.emplace(std::cerr, stderr_is_terminal(), fmt::format("reference N={} {}", n, workload_name), n);
             std::optional<ReferenceSolution> reference;
-            if (checks_here)
-                reference.emplace(initial, constants, workload.integrator, o.steps, o.settings, [&](int done, int of) {
-                    if (reference_progress) reference_progress->update(done, of, true);
-                });
+            spent.time(fmt::format("reference N={}", n), [&] {
+                if (checks_here)
+                    reference.emplace(initial, constants, workload.integrator, o.steps, o.settings, [&](int done, int of) {
+                        if (reference_progress) reference_progress->update(done, of, true);
+                    });
+            });
             reference_progress.reset();
             const std::vector<int> checked_steps = ReferenceSolution::checked_steps(n, o.steps, o.settings);
             for (const PlannedCheck& check : planned) {
@@ -352,13 +378,17 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
                         }
                         const Problem problem{.n = n, .d = d, .constants = constants, .workload = workload,
                                               .distribution = distributions.of(*v)};
-                        auto simulation = v->create(problem, tuning);
                         const std::vector<int> steps = steps_at_map_size(o, d, checked_steps);
-                        const auto snapshots = snapshots_at(*simulation, initial, steps, problem.distribution, hook);
-                        simulation.reset();
-                        if (checks_here)
-                            for (const Snapshot& s : snapshots)
-                                results.push_back(reference->check(s.steps, s.state, s.map, d, o.settings.overrides));
+                        std::vector<Snapshot> snapshots;
+                        spent.time(v->backend + "@" + v->execution_space, [&] {
+                            auto simulation = v->create(problem, tuning);
+                            snapshots = snapshots_at(*simulation, initial, steps, problem.distribution, hook);
+                        });
+                        spent.time("comparisons", [&] {
+                            if (checks_here)
+                                for (const Snapshot& s : snapshots)
+                                    results.push_back(reference->check(s.steps, s.state, s.map, d, o.settings.overrides));
+                        });
                         if (checks_here && distributions.spans_ranks()) {
                             // The same variant in this process alone, from the same initial state.
                             const Problem alone{.n = n, .d = d, .constants = constants, .workload = workload,
@@ -407,6 +437,7 @@ int verify(const VerifyOptions& o, DistributedRun& ranks) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("{} checks: {} passed, {} failed, {} inconclusive ({:.1f} s)\n", passed + failed + inconclusive, passed, failed,
                inconclusive, seconds);
+    fmt::print("time spent: {}\n", spent.describe());
     // Rank 0 made the checks: every rank exits with its verdict.
     std::int32_t failures[] = {failed};
     ranks.communicator().allreduce_sum(std::span<std::int32_t>(failures));
