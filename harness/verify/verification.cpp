@@ -107,17 +107,58 @@ private:
 
 }  // namespace
 
-template <class Real>
-void check_map_counts(const std::vector<float>& map, const BodiesT<long double>& truth, int d, double tolerance,
+namespace {
+
+// Cell counts as (cell, count) pairs in ascending cell order; kOutside (-1) sorts first.
+using CellCounts = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+CellCounts counts_of(std::vector<std::int64_t> cells) {
+    std::sort(cells.begin(), cells.end());
+    CellCounts counts;
+    for (std::int64_t cell : cells) {
+        if (counts.empty() || counts.back().first != cell) counts.emplace_back(cell, 0);
+        ++counts.back().second;
+    }
+    return counts;
+}
+
+std::int64_t count_in(const CellCounts& counts, std::int64_t cell) {
+    const auto it = std::lower_bound(counts.begin(), counts.end(), std::pair<std::int64_t, std::int64_t>{cell, 0},
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    return it != counts.end() && it->first == cell ? it->second : 0;
+}
+
+// Calls visit(cell, count in a, count in b) for every cell of either, in ascending order.
+template <class Visit>
+void merge_counts(const CellCounts& a, const CellCounts& b, Visit&& visit) {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        if (j == b.size() || (i < a.size() && a[i].first < b[j].first)) {
+            visit(a[i].first, a[i].second, std::int64_t{0});
+            ++i;
+        } else if (i == a.size() || b[j].first < a[i].first) {
+            visit(b[j].first, std::int64_t{0}, b[j].second);
+            ++j;
+        } else {
+            visit(a[i].first, a[i].second, b[j].second);
+            ++i, ++j;
+        }
+    }
+}
+
+}  // namespace
+
+template <class Real, class Stored>
+void check_map_counts(const std::vector<float>& map, const BodiesT<Stored>& positions, int d, double tolerance,
                       ErrorMetrics& e) {
-    const std::size_t n = truth.size();
+    const std::size_t n = positions.size();
     const std::size_t cells = static_cast<std::size_t>(d) * d;
     if (map.size() != cells)
         throw std::runtime_error(fmt::format("activity map has {} cells, expected {}", map.size(), cells));
     constexpr std::int64_t kOutside = -1;
-    // The variant's counts, sparse (D*D may be far larger than N).
+    // The variant's counts, sparse (D*D may be far larger than N), the bodies outside first.
     const double scale = activity_scale(n, d);
-    std::map<std::int64_t, std::int64_t> counted;
+    CellCounts counted(1, {kOutside, 0});
     std::int64_t counted_inside = 0;
     for (std::size_t c = 0; c < cells; ++c) {
         if (!std::isfinite(map[c])) {
@@ -126,10 +167,10 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
             return;
         }
         const std::int64_t count = std::llround(map[c] / scale);
-        if (count != 0) counted[static_cast<std::int64_t>(c)] = count;
+        if (count != 0) counted.emplace_back(static_cast<std::int64_t>(c), count);
         counted_inside += count;
     }
-    counted[kOutside] = static_cast<std::int64_t>(n) - counted_inside;
+    counted.front().second = static_cast<std::int64_t>(n) - counted_inside;
 
     // Each body's reference cell in the workload's precision, and the cells within the tolerance,
     // widened by the rounding of p * D in Real: at most p * 2^-24 (float) in position units, p < 1.
@@ -137,74 +178,66 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
     e.map_tolerance = static_cast<double>(slack);
     constexpr long kMaxCandidateCells = 16;
     std::int64_t unplaceable = 0;
-    std::map<std::int64_t, std::int64_t> own, fixed;
+    std::vector<std::int64_t> own_cells, fixed_cells;
+    own_cells.reserve(n);
+    fixed_cells.reserve(n);
     std::vector<std::int64_t> ambiguous_own;
     std::vector<std::vector<std::int64_t>> ambiguous_cells;
     for (std::size_t i = 0; i < n; ++i) {
         const std::int64_t own_cell =
-            activity_cell(static_cast<Real>(truth.x[i]), static_cast<Real>(truth.y[i]), d);
-        ++own[own_cell];
-        const CellRange cols = cells_within(truth.x[i], slack, d), rows = cells_within(truth.y[i], slack, d);
+            activity_cell(static_cast<Real>(positions.x[i]), static_cast<Real>(positions.y[i]), d);
+        own_cells.push_back(own_cell);
+        const CellRange cols = cells_within(static_cast<long double>(positions.x[i]), slack, d),
+                        rows = cells_within(static_cast<long double>(positions.y[i]), slack, d);
         // A position error of more than a cell or two places nothing: such a body counts as
         // unexplained (its positions fail anyway), which also bounds the work of a badly wrong run.
         if (cols.count() * rows.count() > kMaxCandidateCells) {
             ++unplaceable;
             continue;
         }
-        std::vector<std::int64_t> candidates;
+        const bool may_be_outside = cols.may_be_outside || rows.may_be_outside || cols.count() * rows.count() == 0;
+        if (cols.count() * rows.count() == 1 && !may_be_outside) {
+            fixed_cells.push_back(rows.first * d + cols.first);
+            continue;
+        }
+        if (cols.count() * rows.count() == 0) {  // outside only
+            fixed_cells.push_back(kOutside);
+            continue;
+        }
+        std::vector<std::int64_t>& candidates = ambiguous_cells.emplace_back();
         for (long row = rows.first; row <= rows.last; ++row)
             for (long col = cols.first; col <= cols.last; ++col) candidates.push_back(row * d + col);
-        if (cols.may_be_outside || rows.may_be_outside || candidates.empty()) candidates.push_back(kOutside);
-        if (candidates.size() == 1) {
-            ++fixed[candidates.front()];
-        } else {
-            ambiguous_own.push_back(own_cell);
-            ambiguous_cells.push_back(std::move(candidates));
-        }
+        if (may_be_outside) candidates.push_back(kOutside);
+        ambiguous_own.push_back(own_cell);
     }
+    const CellCounts own = counts_of(std::move(own_cells)), fixed = counts_of(std::move(fixed_cells));
 
-    // The plain L1 difference against the reference cells, for continuity.
+    // The plain L1 difference against the reference cells over the cells only (SPEC §5).
     double l1 = 0;
-    auto add_difference = [](const std::map<std::int64_t, std::int64_t>& a, const std::map<std::int64_t, std::int64_t>& b,
-                             bool both_ways) {
-        double sum = 0;
-        for (const auto& [cell, count] : a) {
-            const auto it = b.find(cell);
-            const std::int64_t other = it == b.end() ? 0 : it->second;
-            if (both_ways || it == b.end()) sum += static_cast<double>(std::llabs(count - other));
-        }
-        return sum;
-    };
-    l1 = add_difference(counted, own, true) + add_difference(own, counted, false);
-    const auto outside_counted = counted[kOutside], outside_own = own.count(kOutside) ? own[kOutside] : 0;
-    l1 -= static_cast<double>(std::llabs(outside_counted - outside_own));  // SPEC §5 counts cells only
+    merge_counts(counted, own, [&](std::int64_t cell, std::int64_t a, std::int64_t b) {
+        if (cell != kOutside) l1 += static_cast<double>(std::llabs(a - b));
+    });
     e.map_diff = l1 / (2.0 * static_cast<double>(n));
 
     // What the unambiguous bodies leave: a deficit is unexplained; a surplus must be filled by
     // ambiguous bodies, each counted once in one of its candidate cells.
     std::int64_t deficit = 0, surplus = 0;
-    std::map<std::int64_t, std::size_t> slot_of_cell;
+    std::vector<std::int64_t> surplus_cells;  // ascending: a slot is its index
     std::vector<std::int64_t> capacity;
-    for (const auto& [cell, count] : fixed) {
-        const auto it = counted.find(cell);
-        const std::int64_t have = it == counted.end() ? 0 : it->second;
-        if (have < count) deficit += count - have;
-    }
-    for (const auto& [cell, have] : counted) {
-        const auto it = fixed.find(cell);
-        const std::int64_t extra = have - (it == fixed.end() ? 0 : it->second);
-        if (extra > 0) {
-            slot_of_cell[cell] = capacity.size();
-            capacity.push_back(extra);
-            surplus += extra;
+    merge_counts(fixed, counted, [&](std::int64_t cell, std::int64_t need, std::int64_t have) {
+        if (have < need) deficit += need - have;
+        if (have > need) {
+            surplus_cells.push_back(cell);
+            capacity.push_back(have - need);
+            surplus += have - need;
         }
-    }
+    });
     std::vector<std::vector<std::size_t>> candidates(ambiguous_cells.size());
     for (std::size_t a = 0; a < ambiguous_cells.size(); ++a)
         for (std::int64_t cell : ambiguous_cells[a])
-            if (const auto it = slot_of_cell.find(cell); it != slot_of_cell.end()) candidates[a].push_back(it->second);
-    std::vector<std::int64_t> cell_of_slot(capacity.size());
-    for (const auto& [cell, slot] : slot_of_cell) cell_of_slot[slot] = cell;
+            if (const auto it = std::lower_bound(surplus_cells.begin(), surplus_cells.end(), cell);
+                it != surplus_cells.end() && *it == cell)
+                candidates[a].push_back(static_cast<std::size_t>(it - surplus_cells.begin()));
 
     const CountAssignment assignment(capacity, candidates);
     std::int64_t placed = 0, moved = 0;
@@ -212,7 +245,7 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
         const std::size_t slot = assignment.slot_of(a);
         if (slot == CountAssignment::kNone) continue;
         ++placed;
-        if (cell_of_slot[slot] != ambiguous_own[a]) ++moved;
+        if (surplus_cells[slot] != ambiguous_own[a]) ++moved;
     }
     e.map_ambiguous_bodies = static_cast<std::int64_t>(ambiguous_cells.size());
     e.map_explained_counts = moved;
@@ -220,8 +253,9 @@ void check_map_counts(const std::vector<float>& map, const BodiesT<long double>&
 }
 
 template void check_map_counts<float>(const std::vector<float>&, const BodiesT<long double>&, int, double, ErrorMetrics&);
-template void check_map_counts<double>(const std::vector<float>&, const BodiesT<long double>&, int, double,
-                                       ErrorMetrics&);
+template void check_map_counts<double>(const std::vector<float>&, const BodiesT<long double>&, int, double, ErrorMetrics&);
+template void check_map_counts<float>(const std::vector<float>&, const BodiesT<float>&, int, double, ErrorMetrics&);
+template void check_map_counts<double>(const std::vector<float>&, const BodiesT<double>&, int, double, ErrorMetrics&);
 
 namespace {
 
@@ -495,7 +529,7 @@ CheckResult check_against(int steps, CheckKind kind, const TruthView& truth_view
             // The map is held to the variant's own positions (each body in its own cell, within the
             // rounding of p * D): its positions are held to the truth above, and an input that amplifies
             // rounding may move a correct body by cells, which no tolerance around the truth could place.
-            check_map_counts<Real>(map, BodiesT<long double>::converted_from(got), d, 0.0, e);
+            check_map_counts<Real>(map, got, d, 0.0, e);
         },
         got_state);
 

@@ -108,11 +108,11 @@ struct ErrorMetrics {
 
 
 // The cell-count comparison behind ErrorMetrics' map fields, exposed for tests. `map` holds
-// count * D/N per cell; `truth` the reference positions; `tolerance` the position error allowed
-// (a body within it of a cell edge may land on either side). Cells are found in Real, as the
-// variant finds them.
-template <class Real>
-void check_map_counts(const std::vector<float>& map, const BodiesT<long double>& truth, int d, double tolerance,
+// count * D/N per cell; `positions` those the map is held to (verify: the variant's own);
+// `tolerance` the position error allowed (a body within it of a cell edge may land on either side).
+// Cells are found in Real, as the variant finds them. Stored: long double, or Real itself.
+template <class Real, class Stored>
+void check_map_counts(const std::vector<float>& map, const BodiesT<Stored>& positions, int d, double tolerance,
                       ErrorMetrics& errors);
 
 struct CheckResult {
