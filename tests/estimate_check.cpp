@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
         }
         const TuningValues tuning = Registry::resolve_tuning(*v, {});
         const Rate rate = modelled_rate(*v, tuning, c.workload, builtin_registry(), c.n);
-        const double estimate = steps_seconds(*v, tuning, c.n, kMapSize, steps + 1, rate.interactions_per_second);
+        const double estimate = steps_seconds(*v, tuning, c.workload, c.n, kMapSize, steps + 1, rate.interactions_per_second);
         const HostState initial = generate_state(c.workload, c.n);
         const auto start = std::chrono::steady_clock::now();
         auto simulation = v->create(Problem{.n = c.n, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}}, tuning);

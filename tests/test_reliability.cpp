@@ -220,11 +220,11 @@ TEST(JsonReader, RepeatedKeysAndDepthNameTheirJsonPointer) {
 TEST(Estimate, TimeGrowsWithNSquaredAndStepsAndTheMapAddsItsCells) {
     const VariantDescriptor& serial = *builtin_registry().find("serial.reference");
     const TuningValues recount = Registry::resolve_tuning(serial, {});
-    const double one = steps_seconds(serial, recount, 1000, 10, 1, 1e8, 0);
-    EXPECT_NEAR(steps_seconds(serial, recount, 2000, 10, 1, 1e8, 0) / one, 4.0, 0.01);
-    EXPECT_NEAR(steps_seconds(serial, recount, 1000, 10, 7, 1e8, 0) / one, 7.0, 1e-9);
-    EXPECT_GT(steps_seconds(serial, recount, 1000, 4096, 1, 1e8, 0), one + 4096.0 * 4096.0 * 1e-10);
-    EXPECT_NEAR(steps_seconds(serial, recount, 1000, 10, 1, 2e8, 0) / one, 0.5, 0.01);
+    const double one = steps_seconds(serial, recount, Workload{}, 1000, 10, 1, 1e8, 0);
+    EXPECT_NEAR(steps_seconds(serial, recount, Workload{}, 2000, 10, 1, 1e8, 0) / one, 4.0, 0.01);
+    EXPECT_NEAR(steps_seconds(serial, recount, Workload{}, 1000, 10, 7, 1e8, 0) / one, 7.0, 1e-9);
+    EXPECT_GT(steps_seconds(serial, recount, Workload{}, 1000, 4096, 1, 1e8, 0), one + 4096.0 * 4096.0 * 1e-10);
+    EXPECT_NEAR(steps_seconds(serial, recount, Workload{}, 1000, 10, 1, 2e8, 0) / one, 0.5, 0.01);
 }
 
 TEST(Estimate, ModelledRateIsAFractionOfTheDeviceLimit) {

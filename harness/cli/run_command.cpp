@@ -61,13 +61,13 @@ Cost checked_cost(const VariantDescriptor& variant, const TuningValues& tuning, 
     const double steps = static_cast<double>(o.warmup) + o.steps;
     Rate rate = modelled_rate(variant, tuning, workload, builtin_registry(), n);
     // --min-time can only lengthen the timed phase, by at most its value.
-    Cost cost{.seconds = steps_seconds(variant, tuning, n, o.d, steps, rate.interactions_per_second) + o.min_time,
+    Cost cost{.seconds = steps_seconds(variant, tuning, workload, n, o.d, steps, rate.interactions_per_second) + o.min_time,
               .host_bytes = host_bytes(variant, workload, n, o.d, 0),
               .device_bytes = device_bytes(variant, workload, n, o.d),
               .rate_source = rate.source};
     if (cost.seconds > limits.max_seconds && !limits.allow)
         if (const auto measured = measured_rate(variant, tuning, workload, o.problem.constants, n)) {
-            cost.seconds = steps_seconds(variant, tuning, n, o.d, steps, measured->interactions_per_second) + o.min_time;
+            cost.seconds = steps_seconds(variant, tuning, workload, n, o.d, steps, measured->interactions_per_second) + o.min_time;
             cost.rate_source = measured->source;
         }
     if (const std::string why = excess(cost, limits); !why.empty() && !limits.allow)

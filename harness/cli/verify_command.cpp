@@ -179,7 +179,7 @@ std::vector<PlannedCheck> plan_checks(const VerifyOptions& o, const std::vector<
                 const auto seconds_at = [&](double rate) {
                     double s = reference;
                     for (int d : map_sizes_of(o, cases[input]))
-                        s += steps_seconds(*v, tuning, n, d, steps_at_map_size(o, d, checked_steps).back(), rate);
+                        s += steps_seconds(*v, tuning, workload, n, d, steps_at_map_size(o, d, checked_steps).back(), rate);
                     return s;
                 };
                 Rate rate = modelled_rate(*v, tuning, workload, builtin_registry(), n);

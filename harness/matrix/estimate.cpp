@@ -20,32 +20,24 @@ namespace nbody {
 
 namespace {
 
-// GPU variants fill the device from about this many bodies on; below it their rate falls with N
-// (fewer blocks than the SMs hold, fixed costs), so a declared efficiency is scaled by N / this.
+// A GPU variant that declares no full_rate_bodies fills the device from about this many bodies on;
+// below it its rate falls with N (fewer blocks than the SMs hold), so its efficiency is scaled by
+// N / this.
 constexpr double kGpuFullRateBodies = 65536;
-
-// The fraction of the device's efficiency limit a variant is assumed to reach at N bodies (0: large
-// N): the one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's
-// (docs/estimates.md has the table).
-double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
-    if (variant.expected_efficiency > 0) {
-        const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / kGpuFullRateBodies) : 1.0;
-        return variant.expected_efficiency * fill;
-    }
-    if (variant.backend == "serial") return 0.035;  // serial.reference reached 0.033 (N = 4096, 16-core host), 0.043 (2-core)
-    if (variant.backend == "cuda") return 0.003;
-    return 0.01;  // omp, kokkos, anything else
-}
 
 // When the device's facts are unknown (a GPU variant without a GPU, a CPU clock not found): a limit
 // below that of any machine the suite was measured on, so the estimate errs long.
 constexpr double kUnknownGpuLimit = 1e12;      // interactions/s, fp32; fp64 a quarter of it
 constexpr double kUnknownCpuCoreLimit = 2e9;   // interactions/s per core, fp32; fp64 half of it
 
-// Per step besides the N^2 interactions: launches and synchronisation on a GPU; on the CPU the fork
-// and join of its threads, longer with more of them (measured: docs/estimates.md).
-double fixed_step_seconds(const VariantDescriptor& variant, const TuningValues& tuning) {
-    if (variant.runs_on_gpu) return 2e-5;
+// Per step besides the N^2 interactions: on a GPU launches and synchronisation, the variant's
+// declared step_overhead_s (2D Euler), more kernels or calls in 3D and in leapfrog's two phases; on
+// the CPU the fork and join of its threads, longer with more of them (measured: docs/estimates.md).
+double fixed_step_seconds(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload) {
+    if (variant.runs_on_gpu) {
+        const double overhead = variant.step_overhead_s > 0 ? variant.step_overhead_s : 2e-5;
+        return overhead * workload.dim / 2.0 * (workload.integrator == Integrator::leapfrog ? 2.0 : 1.0);
+    }
     return 5e-6 + 2e-6 * cpu_cores_used(variant, tuning);
 }
 
@@ -97,6 +89,19 @@ double env_bytes(const char* name) {
 }
 
 }  // namespace
+
+// The one its descriptor declares (VariantDescriptor::expected_efficiency), else its model's
+// (docs/estimates.md has the table).
+double assumed_efficiency(const VariantDescriptor& variant, std::size_t n) {
+    if (variant.expected_efficiency > 0) {
+        const double full = variant.full_rate_bodies > 0 ? variant.full_rate_bodies : kGpuFullRateBodies;
+        const double fill = variant.runs_on_gpu && n > 0 ? std::min(1.0, static_cast<double>(n) / full) : 1.0;
+        return variant.expected_efficiency * fill;
+    }
+    if (variant.backend == "serial") return 0.035;  // serial.reference reached 0.033 (N = 4096, 16-core host), 0.043 (2-core)
+    if (variant.backend == "cuda") return 0.003;
+    return 0.01;  // omp, kokkos, anything else
+}
 
 Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
                    const Registry& registry, std::size_t n) {
@@ -150,12 +155,12 @@ std::optional<Rate> measured_rate(const VariantDescriptor& variant, const Tuning
     }
 }
 
-double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, std::size_t n, int d, double steps,
-                     double rate, int runs) {
+double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload, std::size_t n,
+                     int d, double steps, double rate, int runs) {
     const double nn = static_cast<double>(n) * static_cast<double>(n);
     const double cells = static_cast<double>(d) * static_cast<double>(d);
     const double map_per_step = recounts_map(tuning) ? cells * recount_seconds_per_cell(variant) : 0.0;
-    return steps * (nn / rate + fixed_step_seconds(variant, tuning) + map_per_step) +
+    return steps * (nn / rate + fixed_step_seconds(variant, tuning, workload) + map_per_step) +
            runs * cells * once_seconds_per_cell(variant);
 }
 

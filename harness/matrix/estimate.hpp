@@ -26,9 +26,13 @@ struct Rate {
 
 // The modelled rate of `variant` with `tuning` in `workload` at N bodies on this machine: the device's
 // limit times the variant's declared expected efficiency (VariantDescriptor::expected_efficiency;
-// on a GPU scaled down below 65536 bodies) or else its model's conservative one. n = 0: large N.
+// on a GPU scaled down below its full_rate_bodies) or else its model's conservative one. n = 0: large N.
 Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
                    const Registry& registry, std::size_t n = 0);
+
+// The fraction of its device's efficiency limit the estimate assumes `variant` reaches at N bodies
+// (n = 0: large N), the factor of modelled_rate.
+double assumed_efficiency(const VariantDescriptor& variant, std::size_t n = 0);
 
 // The variant's rate measured here on N = min(n, 1024 on the CPU, 16384 on a GPU) with a 16 x 16
 // map: timed steps until about 0.2 s have passed (at most 64). Slower per interaction than a large
@@ -37,11 +41,12 @@ Rate modelled_rate(const VariantDescriptor& variant, const TuningValues& tuning,
 std::optional<Rate> measured_rate(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload,
                                   const PhysicsConstants& constants, std::size_t n);
 
-// Seconds of `steps` steps of N bodies and a D x D map at `rate`, over `runs` runs (uploads and
-// downloads): per step N^2 / rate, a fixed cost and, where `tuning` recounts the map each step, every
-// cell; per run the map's allocation, upload count and download (every cell once).
-double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, std::size_t n, int d, double steps,
-                     double rate, int runs = 1);
+// Seconds of `steps` steps of N bodies and a D x D map in `workload` at `rate`, over `runs` runs
+// (uploads and downloads): per step N^2 / rate, a fixed cost (on a GPU the variant's step_overhead_s,
+// growing with the dimension and the integrator's phases) and, where `tuning` recounts the map each
+// step, every cell; per run the map's allocation, upload count and download (every cell once).
+double steps_seconds(const VariantDescriptor& variant, const TuningValues& tuning, const Workload& workload, std::size_t n,
+                     int d, double steps, double rate, int runs = 1);
 
 // Seconds the host reference (verification.hpp) needs for `max_steps` steps of N bodies (full check)
 // or the sampled first-step check above `full_reference_max_n`.

@@ -650,7 +650,7 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
         const double min_time = c.repetitions * c.min_time_s;
         // Each repetition uploads and downloads; the verification's run is one more.
         const int runs = c.repetitions + 1;
-        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, rate.interactions_per_second, runs) +
+        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.workload, c.n, c.d, steps, rate.interactions_per_second, runs) +
                                  min_time,
                       .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
                       .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
@@ -662,7 +662,7 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
                 measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
             if (const auto& m = measured[key]) {
                 e.cost.seconds =
-                    reference + steps_seconds(*c.variant, c.tuning, c.n, c.d, steps, m->interactions_per_second, runs) + min_time;
+                    reference + steps_seconds(*c.variant, c.tuning, c.workload, c.n, c.d, steps, m->interactions_per_second, runs) + min_time;
                 e.cost.rate_source = m->source;
             }
         }

@@ -169,6 +169,8 @@ VariantDescriptor cuda_descriptor(std::string id, std::string description, std::
             .availability = cuda_availability,
             .create = std::move(checked_create),
             .expected_efficiency = facts.expected_efficiency,
+            .full_rate_bodies = facts.full_rate_bodies,
+            .step_overhead_s = facts.step_overhead_s,
             .reproducibility = facts.reproducibility};
 }
 

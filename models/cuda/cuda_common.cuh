@@ -154,9 +154,11 @@ struct CudaVariantFacts {
     WorkloadSupport workloads = {};  // default: 2d/fp32/euler only
     std::size_t max_n = 0;
     bool distributed = false;
-    // About 0.6 of the lowest fraction of the efficiency limit the variant reached at N >= 65536 in
-    // any workload (results/*.json); 0 where none was measured: the model's default.
+    // The run-time estimate's rate model, VariantDescriptor's fields of the same names (fitted to the
+    // GPU sweep of docs/estimates.md); 0: the model's defaults.
     double expected_efficiency = 0;
+    double full_rate_bodies = 0;
+    double step_overhead_s = 0;
     Reproducibility reproducibility = Reproducibility::run_to_run;
 };
 

@@ -52,7 +52,7 @@ VariantDescriptor force_matrix_variant() {
                                return std::make_unique<ForceMatrix>(p, t);
                            },
                            // the row reduction's grouping is fixed by its tuning
-                           {.max_n = kMaxBodies, .reproducibility = Reproducibility::order_fixed});
+                           {.max_n = kMaxBodies, .expected_efficiency = 0.039, .full_rate_bodies = 1024, .step_overhead_s = 1e-05, .reproducibility = Reproducibility::order_fixed});
 }
 
 }  // namespace nbody::cuda

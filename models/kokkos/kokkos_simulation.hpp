@@ -339,12 +339,15 @@ std::unique_ptr<Simulation> create_for_workload(const Problem& problem, const Tu
     });
 }
 
-// VariantDescriptor::expected_efficiency of a variant on a GPU space and on a host space: about
-// 0.6 of the lowest fraction of the limit it reached at N >= 65536 in results/*.json, in any
-// workload; 0 (the model's default) where none was measured. Each variant's file gives its own.
+// VariantDescriptor::expected_efficiency of a variant on a GPU space and on a host space (on the
+// host about 0.6 of the lowest fraction of the limit it reached at N >= 65536 in results/*.json),
+// and on a GPU space its full_rate_bodies and step_overhead_s, fitted with it to the GPU sweep of
+// docs/estimates.md; 0: the model's defaults. Each variant's file gives its own.
 struct ExpectedEfficiency {
     double gpu = 0.0;
     double host = 0.0;
+    double gpu_full_rate_bodies = 0.0;
+    double gpu_step_overhead_s = 0.0;
 };
 
 // VariantDescriptor::reproducibility of a variant on a GPU space and on a host space of several
@@ -387,6 +390,8 @@ VariantDescriptor describe_variant(const std::string& variant, const std::string
             .availability = &availability,
             .create = &create_for_workload<Sim, Space>,
             .expected_efficiency = kRunsOnGpu<Space> ? efficiency.gpu : efficiency.host,
+            .full_rate_bodies = kRunsOnGpu<Space> ? efficiency.gpu_full_rate_bodies : 0.0,
+            .step_overhead_s = kRunsOnGpu<Space> ? efficiency.gpu_step_overhead_s : 0.0,
             .reproducibility = reproducibility_on<Space>(reproducibility)};
 }
 

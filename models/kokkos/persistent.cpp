@@ -375,7 +375,7 @@ void register_kokkos_persistent(Registry& registry) {
             teams.allowed_values.insert(teams.allowed_values.begin(), "auto");
             return std::vector<TuningParameter>{team_size, teams};
         },
-        {.gpu = 0.19, .host = 0.015},  // lowest measured @cuda 0.313; @openmp reached 0.013-0.019 (16 cores), 0.023 (2)
+        {.gpu = 0.228, .host = 0.015, .gpu_full_rate_bodies = 2048, .gpu_step_overhead_s = 1e-06},  // @openmp reached 0.013-0.019 (16 cores), 0.023 (2)
         // the GPU: a warp's lane partials added by the body's thread; a host thread sums a body alone
         {.gpu = Reproducibility::order_fixed, .host = Reproducibility::bitwise},
         /*distributed=*/false, kokkos::StepKernels::one_per_advance);

@@ -19,6 +19,8 @@ struct VariantEntry {
     std::vector<TuningParameter> tunings;
     Factory create;
     double expected_efficiency = 0;                                 // VariantDescriptor's
+    double full_rate_bodies = 0;                                    // VariantDescriptor's
+    double step_overhead_s = 0;                                     // VariantDescriptor's
     Reproducibility reproducibility = Reproducibility::run_to_run;  // VariantDescriptor's
 };
 

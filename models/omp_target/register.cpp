@@ -93,6 +93,8 @@ void register_omp_target_variants(Registry& registry) {
                           return create(p, t, omp_target::OffloadDevice::gpu_required);
                       },
                       .expected_efficiency = entry.expected_efficiency,
+                      .full_rate_bodies = entry.full_rate_bodies,
+                      .step_overhead_s = entry.step_overhead_s,
                       .reproducibility = entry.reproducibility});
     }
     registry.add_build_fact("omp_target_compiler", NBODY_OMP_TARGET_COMPILER);

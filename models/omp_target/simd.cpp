@@ -34,7 +34,9 @@ VariantEntry simd_entry() {
             .create = [](const Problem& p, const TuningValues& t, OffloadDevice device) {
                 return make_simulation(p, SimdForce{launch_for(t, p.n, kLanes)}, device);
             },
-            .expected_efficiency = 0.017,  // lowest measured 0.028
+            .expected_efficiency = 0.058,
+            .full_rate_bodies = 32768,
+            .step_overhead_s = 0.002,  // fitted to the GPU sweep (docs/estimates.md)
             .reproducibility = Reproducibility::bitwise};  // each body's j sum by one lane
 }
 

@@ -52,5 +52,11 @@ struct Backend {
 namespace nbody {
 // thrust.split_j: 0.63-0.73 of the limit measured in float32 on an H100 (docs/models.md); 0.45
 // leaves room for float64, whose rate is not measured.
-void register_thrust_cuda(Registry& registry) { thrust_model::backend_cuda::register_backend(registry, 0.01, 0.15, 0.45); }
+// Fitted to the GPU sweep of docs/estimates.md: split_j's steps cost about 0.15 ms besides their
+// interactions in 2D float32 Euler and 0.5 ms in 3D float64 leapfrog, the most of any CUDA-space variant.
+void register_thrust_cuda(Registry& registry) {
+    thrust_model::backend_cuda::register_backend(registry, {.efficiency = 0.136, .step_overhead_s = 1e-6},
+                                                 {.efficiency = 0.035, .full_rate_bodies = 32768, .step_overhead_s = 1e-6},
+                                                 {.efficiency = 0.404, .full_rate_bodies = 16384, .step_overhead_s = 2e-4});
+}
 }  // namespace nbody

@@ -27,5 +27,5 @@ struct Backend {
 
 namespace nbody {
 // Each variant reached 0.036-0.069 of the limit on 16 cores, 0.064-0.082 on 2.
-void register_thrust_tbb(Registry& registry) { thrust_model::backend_tbb::register_backend(registry, 0.06, 0.06, 0.06); }
+void register_thrust_tbb(Registry& registry) { thrust_model::backend_tbb::register_backend(registry, {0.06}, {0.06}, {0.06}); }
 }  // namespace nbody

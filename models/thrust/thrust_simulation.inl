@@ -622,13 +622,19 @@ inline TuningParameter bodies_tuning(std::string description) {
             .max_value = 0};
 }
 
-// thrust.naive@<space>, thrust.packed@<space> and thrust.split_j@<space>, with the expected
-// efficiencies of this backend's device.
-inline void register_backend(Registry& registry, double naive_efficiency, double packed_efficiency,
-                             double split_j_efficiency) {
+// What the run-time estimate assumes a variant reaches on this backend's device: VariantDescriptor's
+// expected_efficiency, full_rate_bodies and step_overhead_s (0: the model's defaults).
+struct ExpectedRate {
+    double efficiency = 0;
+    double full_rate_bodies = 0;
+    double step_overhead_s = 0;
+};
+
+// thrust.naive@<space>, thrust.packed@<space> and thrust.split_j@<space>, with their expected rates.
+inline void register_backend(Registry& registry, ExpectedRate naive_rate, ExpectedRate packed_rate, ExpectedRate split_j_rate) {
     const std::string space = Backend::space;
     const auto add = [&](const std::string& variant, Force force, std::string description,
-                         std::vector<TuningParameter> tunings, double efficiency, Reproducibility reproducibility) {
+                         std::vector<TuningParameter> tunings, ExpectedRate rate, Reproducibility reproducibility) {
         const std::string id = "thrust." + variant + "@" + space;
         registry.add({.id = id,
                       .backend = "thrust",
@@ -641,16 +647,18 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
                       .workloads = WorkloadSupport::every(),
                       .availability = Backend::availability,
                       .create = [id, force](const Problem& p, const TuningValues& t) { return make_simulation(p, t, force, id); },
-                      .expected_efficiency = efficiency,
+                      .expected_efficiency = rate.efficiency,
+                      .full_rate_bodies = rate.full_rate_bodies,
+                      .step_overhead_s = rate.step_overhead_s,
                       .reproducibility = reproducibility});
     };
     add("naive", Force::soa, "thrust::for_each over the bodies i, the j sum inside over the per-axis arrays",
-        map_tuning(), naive_efficiency, Reproducibility::bitwise);  // each body's j sum in index order
+        map_tuning(), naive_rate, Reproducibility::bitwise);  // each body's j sum in index order
     std::vector<TuningParameter> packed_tunings = map_tuning();
     packed_tunings.push_back(bodies_tuning("bodies i per functor call, each packed (x, y, z, m) body j loaded once for all of them"));
     add("packed", Force::packed,
         "thrust::for_each over groups of bodies i; packed (x, y, z, m) bodies j, on the GPU through the read-only cache",
-        std::move(packed_tunings), packed_efficiency, Reproducibility::bitwise);
+        std::move(packed_tunings), packed_rate, Reproducibility::bitwise);
     std::vector<TuningParameter> split_j_tunings = map_tuning();
     split_j_tunings.push_back(bodies_tuning("bodies i per work item, each mass-scaled body j loaded once for all of them"));
     split_j_tunings.push_back({.name = "chunks",
@@ -663,7 +671,7 @@ inline void register_backend(Registry& registry, double naive_efficiency, double
                                .max_value = 4096});
     add("split_j", Force::split_j,
         "thrust::for_each over (bodies i, chunk of bodies j) items, bodies j scaled by m^-1/2, the chunks' partial pulls summed per body",
-        std::move(split_j_tunings), split_j_efficiency,
+        std::move(split_j_tunings), split_j_rate,
         // the chunks (chunks=0: from the threads the device keeps resident) group each body's sum
         Reproducibility::order_fixed);
 }

@@ -178,6 +178,13 @@ struct VariantDescriptor {
     // N, conservatively (about 0.6 of the lowest its committed results show at N >= 65536): the rate
     // of the run-time estimate (harness/matrix/estimate.hpp). 0: its model's default.
     double expected_efficiency = 0;
+    // On a GPU, below this many bodies its rate falls in proportion to N (too few threads or blocks
+    // to fill the device); 0: the model default (65536). Fitted with expected_efficiency and
+    // step_overhead_s to the GPU sweep of docs/estimates.md.
+    double full_rate_bodies = 0;
+    // On a GPU, the seconds a 2D Euler step costs besides its interactions (launches, synchronisation,
+    // the host's share), scaled by dim / 2 and doubled for leapfrog's two phases; 0: the model default.
+    double step_overhead_s = 0;
     // Declared from the code of its pull: each body's sum in a fixed order by one thread is bitwise;
     // a grouping that follows the thread count, block or device is order-fixed; float atomics or
     // dynamic scheduling are run-to-run (the default, the weakest promise).
