@@ -517,6 +517,20 @@ TEST(Cli, VerifyChecksSmallerMapSizesAfterTheFirstStepCountOnly) {
                         {{"generated", 9, 1, true}, {"generated", 9, 3, true}, {"generated", 4, 1, true}, {"generated", 4, 3, false}});
 }
 
+// Above --full-reference-max-n (the sampled check) the largest map size alone is checked; the run
+// ends with where its time went.
+TEST(Cli, VerifyChecksTheLargestMapSizeAloneAboveTheFullReferenceSize) {
+    TempDir dir;
+    const Outcome r = verify_forty_bodies("--steps 1 --full-reference-max-n 20", dir);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const auto row = [](int d) { return fmt::format("serial.reference                 generated  2d/fp64/euler         40 {:>5}   1 sampled", d); };
+    EXPECT_NE(r.out.find(row(9)), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(row(4)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1 checks: 1 passed, 0 failed"), std::string::npos) << r.out;
+    for (const char* part : {"time spent: reference N=40 ", ", serial@host ", ", comparisons "})
+        EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
 TEST(Cli, VerifyInputThatIsMalformedOrOfAnotherSizeExitsTwo) {
     TempDir dir;
     const std::string bad = dir.write("bad.csv", "0.1,0.2,0,0,1\n0.3,0.4,0,0,nan\n");
