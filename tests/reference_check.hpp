@@ -34,8 +34,9 @@ inline void expect_agrees_with_reference(Simulation& sim, const Workload& w, std
                                            map_size);
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(results[0].passed) << name << ": " << results[0].failure;
-    if (tight_positions)
+    if (tight_positions) {
         EXPECT_LT(results[0].errors.max_pos_err, w.precision == Precision::fp32 ? 1e-5 : 1e-13) << name;
+    }
     EXPECT_EQ(results[0].errors.map_diff, 0.0) << name;
 }
 

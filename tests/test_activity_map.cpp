@@ -102,7 +102,7 @@ struct Observed {
 template <class Real>
 Observed check_variant(const VariantDescriptor& v, const Workload& w, const BodiesT<Real>& initial, int d,
                        const std::string& what) {
-    auto sim = v.create(Problem{.n = kBodies, .d = d, .constants = kConstants, .workload = w},
+    auto sim = v.create(Problem{.n = kBodies, .d = d, .constants = kConstants, .workload = w, .distribution = {}},
                         Registry::resolve_tuning(v, {{"map", "incremental"}}));
     sim->upload(initial);
     Observed seen;

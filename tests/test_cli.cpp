@@ -120,7 +120,9 @@ TEST(Cli, CompareRatesEveryVariantAgainstTheFirstInTheSameRounds) {
     for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), line); it != std::sregex_iterator(); ++it) {
         ids.push_back((*it)[1]);
         const double median = std::stod((*it)[2]), q1 = std::stod((*it)[3]), q3 = std::stod((*it)[4]);
-        if (ids.size() == 1) EXPECT_EQ(median, 1.0) << r.out;
+        if (ids.size() == 1) {
+            EXPECT_EQ(median, 1.0) << r.out;
+        }
         EXPECT_GT(q1, 0.0) << r.out;
         EXPECT_LE(q1, median) << r.out;
         EXPECT_LE(median, q3) << r.out;
@@ -872,7 +874,7 @@ TEST(Cli, MatrixOutUnderAFileIsRefusedPlainly) {
     const std::string matrix = dir.write("m.json", R"({"name": "f", "steps": 1, "repetitions": 1, "groups": [
         {"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
     const std::string file = dir.write("f", "a file\n");
-    for (const std::string& out : {"f/r.json", "f/sub/r.json"}) {
+    for (const std::string out : {"f/r.json", "f/sub/r.json"}) {
         SCOPED_TRACE(out);
         const Outcome r = run_bench("matrix " + matrix + " --out " + dir.file(out), dir);
         expect_refused_before_work(r, dir.file(out) + ": cannot write: " + file + " is not a folder");

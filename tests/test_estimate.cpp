@@ -67,7 +67,9 @@ TEST(Estimate, DeclaredEfficienciesAreFractionsOfTheLimit) {
         EXPECT_LT(v.expected_efficiency, 1.0) << v.id << ": a fraction of the limit";
         EXPECT_TRUE(v.full_rate_bodies == 0 || (v.full_rate_bodies >= 256 && v.full_rate_bodies <= 1 << 22)) << v.id;
         EXPECT_TRUE(v.step_overhead_s >= 0 && v.step_overhead_s < 0.01) << v.id;
-        if (!v.runs_on_gpu) EXPECT_TRUE(v.full_rate_bodies == 0 && v.step_overhead_s == 0) << v.id << ": GPU facts on a host variant";
+        if (!v.runs_on_gpu) {
+            EXPECT_TRUE(v.full_rate_bodies == 0 && v.step_overhead_s == 0) << v.id << ": GPU facts on a host variant";
+        }
         declared += v.expected_efficiency > 0;
     }
     EXPECT_GT(declared, 0);

@@ -98,7 +98,7 @@ void expect_verified(const VariantDescriptor& variant, const HostState& initial,
     std::string what = variant.id + " " + to_string(workload);
     for (const auto& [name, value] : tuning) what += " " + name + "=" + value;
     for (int d : ds) {
-        auto sim = variant.create(Problem{.n = state_size(initial), .d = d, .constants = {}, .workload = workload},
+        auto sim = variant.create(Problem{.n = state_size(initial), .d = d, .constants = {}, .workload = workload, .distribution = {}},
                                   Registry::resolve_tuning(variant, tuning));
         for (const CheckResult& r :
              verify_simulation(*sim, initial, reference, d))
@@ -124,7 +124,7 @@ template <class Real>
 void expect_finite_and_far_bodies_unmoved(const VariantDescriptor& variant, const BodiesT<Real>& initial,
                                           Integrator integrator, std::size_t first_far, const TuningValues& tuning) {
     const Workload workload{initial.dim, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64, integrator};
-    auto sim = variant.create(Problem{.n = initial.size(), .d = 10, .constants = {}, .workload = workload},
+    auto sim = variant.create(Problem{.n = initial.size(), .d = 10, .constants = {}, .workload = workload, .distribution = {}},
                               Registry::resolve_tuning(variant, tuning));
     sim->upload(initial);
     sim->advance(10);

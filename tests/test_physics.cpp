@@ -22,7 +22,7 @@ const PhysicsConstants kConstants{};  // G = 9.8, dt = 0.01, eps = 2
 std::pair<Bodies, std::vector<float>> run_serial(const Bodies& initial, int d, int steps) {
     const VariantDescriptor* serial = builtin_registry().find("serial.reference");
     EXPECT_NE(serial, nullptr);
-    auto sim = serial->create(Problem{.n = initial.size(), .d = d, .constants = kConstants, .workload = {}}, {});
+    auto sim = serial->create(Problem{.n = initial.size(), .d = d, .constants = kConstants, .workload = {}, .distribution = {}}, {});
     sim->upload(initial);
     sim->advance(steps);
     std::pair<Bodies, std::vector<float>> out;
@@ -174,7 +174,7 @@ std::pair<BodiesT<Real>, std::vector<float>> run_serial_workload(const BodiesT<R
                                                                  int d, int steps) {
     const Workload workload{initial.dim, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64, integrator};
     auto sim = builtin_registry().find("serial.reference")->create(
-        Problem{.n = initial.size(), .d = d, .constants = kConstants, .workload = workload}, {});
+        Problem{.n = initial.size(), .d = d, .constants = kConstants, .workload = workload, .distribution = {}}, {});
     sim->upload(initial);
     sim->advance(steps);
     std::pair<BodiesT<Real>, std::vector<float>> out;

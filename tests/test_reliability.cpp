@@ -292,7 +292,7 @@ TEST(Estimate, MemoryCountsTheStateInItsPrecisionAndTheMap) {
 // measure_variant with a progress hook: every step reported once, in order, the last one the total.
 TEST(Progress, ChunkedStepsReportEveryStepDoneAndKeepTheResult) {
     const VariantDescriptor& serial = *builtin_registry().find("serial.reference");
-    const Problem problem{.n = 300, .d = 8, .constants = {}, .workload = {}};
+    const Problem problem{.n = 300, .d = 8, .constants = {}, .workload = {}, .distribution = {}};
     const HostState initial = generate_state(problem.workload, problem.n, 42);
     auto plain = serial.create(problem, {});
     const Measurement expected = measure_variant(*plain, initial, 2, 5);

@@ -69,7 +69,7 @@ class EveryVariant : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EveryVariant, AgreesWithTheReference) {
     const Case& c = GetParam();
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = c.variant->create(problem, Registry::resolve_tuning(*c.variant, c.tuning));
     const HostState initial = generate_state(c.workload, kBodies, 42);
     const auto results = verify_simulation(*sim, initial, reference_for(c.workload), kMapSize);

@@ -34,7 +34,7 @@ SerialRun<Real> run_serial(const BodiesT<Real>& initial, int d, int steps, Integ
     register_serial_variants(registry);
     const auto* v = registry.find("serial.reference");
     const Workload workload{initial.dim, std::is_same_v<Real, float> ? Precision::fp32 : Precision::fp64, integrator};
-    auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload}, {});
+    auto sim = v->create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload, .distribution = {}}, {});
     sim->upload(initial);
     sim->advance(steps);
     SerialRun<Real> out;
@@ -46,7 +46,7 @@ TEST(Verification, SerialReferencePassesTheFullCheckAtEveryRequestedStep) {
     const Bodies initial = generate_bodies(300, 7);
     Registry registry;
     register_serial_variants(registry);
-    auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}, .workload = {}}, {});
+    auto sim = registry.find("serial.reference")->create(Problem{.n = 300, .d = 16, .constants = {}, .workload = {}, .distribution = {}}, {});
     const ReferenceSolution reference(initial, {}, Integrator::euler, {10, 1, 3}, VerificationSettings{});
     ASSERT_EQ(reference.kind(), CheckKind::full);
     const auto results = verify_simulation(*sim, initial, reference, 16);
@@ -326,7 +326,7 @@ TEST(Verification, Float64IsCheckedTightlyAndCatchesFloat32Rounding) {
         register_serial_variants(registry);
         auto sim = registry.find("serial.reference")
                        ->create(Problem{.n = 400, .d = 10, .constants = {},
-                                        .workload = {dim, Precision::fp64, Integrator::leapfrog}},
+                                        .workload = {dim, Precision::fp64, Integrator::leapfrog}, .distribution = {}},
                                 {});
         for (const auto& r : verify_simulation(*sim, initial, reference, 10)) {
             EXPECT_TRUE(r.passed) << dim << "D after " << r.steps << ": " << r.failure;
@@ -382,7 +382,7 @@ TEST(Verification, AmplifiedRoundingGivesInconclusiveNeverAfterOneStep) {
     register_serial_variants(registry);
     const Workload workload{2, Precision::fp32, Integrator::leapfrog};
     auto sim = registry.find("serial.reference")
-                   ->create(Problem{.n = 256, .d = 10, .constants = masses.constants, .workload = workload}, {});
+                   ->create(Problem{.n = 256, .d = 10, .constants = masses.constants, .workload = workload, .distribution = {}}, {});
     const auto snapshots = snapshots_at(*sim, initial, {1, 10});
     const CheckResult own = reference.check(10, snapshots[1].state, snapshots[1].map, 10);
     ASSERT_TRUE(own.passed) << own.failure;  // the index-order shadow's own arithmetic

@@ -38,7 +38,7 @@ bool gpu_present() { return registered_variant(kStepwise).availability().availab
 std::unique_ptr<Simulation> create(const std::string& id, const TuningValues& tuning, std::size_t n,
                                    const Workload& w = kThreeDLeapfrog) {
     const VariantDescriptor& v = registered_variant(id);
-    return v.create(Problem{.n = n, .d = 10, .constants = {}, .workload = w}, Registry::resolve_tuning(v, tuning));
+    return v.create(Problem{.n = n, .d = 10, .constants = {}, .workload = w, .distribution = {}}, Registry::resolve_tuning(v, tuning));
 }
 
 // The UsageError's message, or "" when create() refused nothing before the device.
@@ -167,13 +167,13 @@ std::string verification_failures(const std::string& id, const TuningValues& tun
 // position after 2 steps, inside the 1e-4 position threshold alone), on both ladder workloads.
 TEST(StepwiseLadder, TheCheckCatchesAKernelWithoutForce) {
     for (const Workload& w : {kThreeDLeapfrog, kCanonical}) {
-        auto no_force = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w},
+        auto no_force = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w, .distribution = {}},
                                                testing::Mutation::no_force);
         const std::string why = failures_of(*no_force, 1000, w);
         EXPECT_NE(why.find("K=1: "), std::string::npos) << to_string(w) << ": " << why;
         EXPECT_NE(why.find("K=10: "), std::string::npos) << to_string(w) << ": " << why;
         EXPECT_NE(why.find("max_vel_err"), std::string::npos) << to_string(w) << ": " << why;
-        auto correct = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w},
+        auto correct = testing::create_mutant(Problem{.n = 1000, .d = kMapSize, .constants = {}, .workload = w, .distribution = {}},
                                               testing::Mutation::none);
         EXPECT_EQ(failures_of(*correct, 1000, w), "") << to_string(w);
     }

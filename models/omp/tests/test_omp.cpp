@@ -56,7 +56,7 @@ template <class Real>
 Outcome<Real> simulate(const std::string& id, const TuningValues& tuning, const Workload& workload,
                        const BodiesT<Real>& initial, int d, int steps) {
     const VariantDescriptor& v = registered_variant(id);
-    auto sim = v.create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload},
+    auto sim = v.create(Problem{.n = initial.size(), .d = d, .constants = {}, .workload = workload, .distribution = {}},
                         Registry::resolve_tuning(v, tuning));
     sim->upload(initial);
     sim->advance(steps);
@@ -257,7 +257,7 @@ TEST(OmpThreadTeam, OneCallOrManyGiveTheSameSteps) {
             for (const char* map : {"private", "atomic", "incremental"}) {
                 const TuningValues tuning{{"map", map}, {"threads", "2"}};
                 const VariantDescriptor& v = registered_variant(id);
-                auto sim = v.create(Problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = w},
+                auto sim = v.create(Problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = w, .distribution = {}},
                                     Registry::resolve_tuning(v, tuning));
                 sim->upload(initial);
                 for (int steps : {1, 2, 3}) sim->advance(steps);
@@ -319,7 +319,7 @@ TEST(OmpTunings, InvalidValuesAreUsageErrors) {
             << id;
         EXPECT_THROW(Registry::resolve_tuning(v, {{"map", "shared"}}), UsageError) << id;
         // Per-thread histograms of a 65536 x 65536 map would need 16 GiB per thread.
-        const Problem huge_map{.n = 16, .d = 65536, .constants = {}, .workload = {}};
+        const Problem huge_map{.n = 16, .d = 65536, .constants = {}, .workload = {}, .distribution = {}};
         EXPECT_THROW(v.create(huge_map, Registry::resolve_tuning(v, {{"map", "private"}})), UsageError) << id;
     }
     const VariantDescriptor& simd = registered_variant("omp.simd");

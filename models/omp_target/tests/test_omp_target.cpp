@@ -65,7 +65,7 @@ TEST(OmpTarget, AvailableExactlyWhenLibgompFindsADevice) {
 TEST(OmpTarget, WithoutADeviceTheListedVariantRefusesTheHost) {
     if (omp_get_num_devices() > 0) GTEST_SKIP() << "an offload device is present";
     const VariantDescriptor& v = registered_variant("omp_target.simd");
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = {}};
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = {}, .distribution = {}};
     EXPECT_THROW(v.create(problem, Registry::resolve_tuning(v, {})), std::runtime_error);
 }
 
@@ -95,7 +95,7 @@ class OnTheHost : public ::testing::TestWithParam<Case> {};
 TEST_P(OnTheHost, AgreesWithTheReference) {
     const Case& c = GetParam();
     const VariantDescriptor& v = registered_variant(c.id);
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = omp_target::create_simulation(c.id, problem, Registry::resolve_tuning(v, c.tuning),
                                              omp_target::OffloadDevice::host_fallback_allowed);
     testing::expect_agrees_with_reference(*sim, c.workload, kBodies, kSteps, kMapSize, c.name, true);
@@ -114,7 +114,7 @@ TEST_P(OnTheHost, OneEulerStepLeavesThePositionsWhereTheyStarted) {
     const Case& c = GetParam();
     if (c.workload.integrator != Integrator::euler) GTEST_SKIP() << "leapfrog kicks before the drift";
     const VariantDescriptor& v = registered_variant(c.id);
-    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload};
+    const Problem problem{.n = kBodies, .d = kMapSize, .constants = {}, .workload = c.workload, .distribution = {}};
     auto sim = omp_target::create_simulation(c.id, problem, Registry::resolve_tuning(v, c.tuning),
                                              omp_target::OffloadDevice::host_fallback_allowed);
     const HostState initial = generate_state(c.workload, kBodies, 42);

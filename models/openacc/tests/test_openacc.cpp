@@ -48,7 +48,9 @@ TEST(Openacc, EachVariantIsListedForTheHostAndForTheGpu) {
         EXPECT_FALSE(v.distributed) << id;
         EXPECT_GT(v.expected_efficiency, 0.0) << id;
         for (const Workload& w : all_workloads()) EXPECT_TRUE(v.workloads.supports(w)) << id;
-        if (host) EXPECT_TRUE(v.availability().available) << id;
+        if (host) {
+            EXPECT_TRUE(v.availability().available) << id;
+        }
     }
     EXPECT_EQ(builtin_registry().build_facts().count("openacc_compiler"), 1u);
 }
