@@ -122,12 +122,6 @@ CellCounts counts_of(std::vector<std::int64_t> cells) {
     return counts;
 }
 
-std::int64_t count_in(const CellCounts& counts, std::int64_t cell) {
-    const auto it = std::lower_bound(counts.begin(), counts.end(), std::pair<std::int64_t, std::int64_t>{cell, 0},
-                                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    return it != counts.end() && it->first == cell ? it->second : 0;
-}
-
 // Calls visit(cell, count in a, count in b) for every cell of either, in ascending order.
 template <class Visit>
 void merge_counts(const CellCounts& a, const CellCounts& b, Visit&& visit) {
