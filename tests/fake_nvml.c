@@ -1,6 +1,7 @@
 /* A stand-in for the driver's libnvidia-ml.so.1 with the few functions the energy meters use
  * (harness/platform/energy.hpp): one GPU at PCI bus id 0000:1B:00.0 whose energy counter, SM clock
- * and energy status the test sets through fake_nvml_set. Built without
+ * and energy status the test sets through fake_nvml_set (from any thread), and which counts the
+ * reads of its energy counter (fake_nvml_energy_reads). Built without
  * nvmlDeviceGetTotalEnergyConsumption when FAKE_NVML_WITHOUT_ENERGY is defined. */
 #include <strings.h>
 
@@ -15,13 +16,16 @@ static FakeDevice the_gpu;
 static unsigned long long energy_mj;
 static unsigned int sm_clock_mhz;
 static int energy_status = NVML_SUCCESS;
+static unsigned long long energy_reads;
 static int initialised;
 
 void fake_nvml_set(unsigned long long millijoules, unsigned int clock_mhz, int status) {
-    energy_mj = millijoules;
-    sm_clock_mhz = clock_mhz;
-    energy_status = status;
+    __atomic_store_n(&energy_mj, millijoules, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&sm_clock_mhz, clock_mhz, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&energy_status, status, __ATOMIC_SEQ_CST);
 }
+
+unsigned long long fake_nvml_energy_reads(void) { return __atomic_load_n(&energy_reads, __ATOMIC_SEQ_CST); }
 
 int fake_nvml_initialised(void) { return initialised; }
 
@@ -45,15 +49,17 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, FakeDevice** device) {
 #ifndef FAKE_NVML_WITHOUT_ENERGY
 int nvmlDeviceGetTotalEnergyConsumption(FakeDevice* device, unsigned long long* millijoules) {
     if (device != &the_gpu || millijoules == 0) return NVML_ERROR_INVALID_ARGUMENT;
-    if (energy_status != NVML_SUCCESS) return energy_status;
-    *millijoules = energy_mj;
+    __atomic_add_fetch(&energy_reads, 1, __ATOMIC_SEQ_CST);
+    const int status = __atomic_load_n(&energy_status, __ATOMIC_SEQ_CST);
+    if (status != NVML_SUCCESS) return status;
+    *millijoules = __atomic_load_n(&energy_mj, __ATOMIC_SEQ_CST);
     return NVML_SUCCESS;
 }
 #endif
 
 int nvmlDeviceGetClockInfo(FakeDevice* device, int type, unsigned int* mhz) {
     if (device != &the_gpu || type != NVML_CLOCK_SM || mhz == 0) return NVML_ERROR_INVALID_ARGUMENT;
-    *mhz = sm_clock_mhz;
+    *mhz = __atomic_load_n(&sm_clock_mhz, __ATOMIC_SEQ_CST);
     return NVML_SUCCESS;
 }
 

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <span>
@@ -173,10 +175,35 @@ private:
     EnergyReading reading_;
 };
 
+// The update periods of the GPUs' energy counters (by PCI bus id), learnt by the process's first
+// meter of each GPU and refined by every phase after it.
+class CounterPeriods {
+public:
+    double get(const std::string& bus_id) {
+        std::lock_guard lock(mutex_);
+        const auto it = seconds_.find(bus_id);
+        return it == seconds_.end() ? 0.0 : it->second;
+    }
+    void set(const std::string& bus_id, double seconds) {
+        std::lock_guard lock(mutex_);
+        seconds_[bus_id] = seconds;
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, double> seconds_;
+};
+
+CounterPeriods& counter_periods() {
+    static CounterPeriods periods;
+    return periods;
+}
+
 class NvmlMeter final : public EnergyMeter {
 public:
-    NvmlMeter(std::shared_ptr<NvmlLibrary> library, const std::string& pci_bus_id, std::chrono::milliseconds period)
-        : library_(std::move(library)), bus_id_(pci_bus_id), sampler_(period) {
+    NvmlMeter(std::shared_ptr<NvmlLibrary> library, const std::string& pci_bus_id, std::chrono::milliseconds period,
+              std::chrono::milliseconds update_wait)
+        : library_(std::move(library)), bus_id_(pci_bus_id), update_wait_(update_wait), sampler_(period) {
         if (!library_->available()) {
             reason_ = library_->reason();
             return;
@@ -196,54 +223,71 @@ public:
             reason_ = library_->error_text("nvmlDeviceGetTotalEnergyConsumption", status);
     }
 
+    // Waits for a counter update (learning the counter's period first, once per GPU and process),
+    // so that the phase starts at a known update.
     void start() override {
         if (!reason_.empty()) return;
         phase_failure_.clear();
-        start_mj_ = read_energy_mj();
+        double period_s = counter_periods().get(bus_id_);
+        CounterUpdate update = next_update(read_energy_mj(), update_wait_);
+        if (update.seen && period_s <= 0) {
+            constexpr int kIntervals = 4;
+            const CounterUpdate first = update;
+            for (int i = 0; i < kIntervals && update.seen; ++i) update = next_update(update.millijoules, update_wait_);
+            if (update.seen) {
+                period_s = seconds_between(first.time, update.time) / kIntervals;
+                counter_periods().set(bus_id_, period_s);
+            }
+        }
+        start_update_ = update;
         {
             std::lock_guard lock(mutex_);
             clock_sum_mhz_ = 0.0;
             clock_samples_ = 0;
-            last_seen_mj_ = start_mj_;
-            first_update_ = last_update_ = {};
-            counter_updates_ = 0;
         }
         sample_clock();
-        sampler_.start([this] {
-            sample_clock();
-            unsigned long long millijoules = 0;
-            if (library_->functions().total_energy_consumption(device_, &millijoules) == kNvmlSuccess)
-                note_counter(millijoules, Clock::now());  // a failed read is a sample fewer; stop() reads again
-        });
+        sampler_.start([this] { sample_clock(); });
         start_time_ = Clock::now();
     }
 
     EnergyReading stop() override {
         EnergyReading reading = unread_reading("nvml", bus_id_, reason_);
         if (!reason_.empty()) return reading;
-        const unsigned long long end_mj = read_energy_mj();
         const auto end_time = Clock::now();
+        const unsigned long long end_mj = read_energy_mj();
         sampler_.stop();
         sample_clock();
-        if (phase_failure_.empty() && end_mj < start_mj_)  // 64 bits of mJ never wrap: the driver was reloaded
-            phase_failure_ = fmt::format("the GPU's energy counter went back from {} to {} mJ", start_mj_, end_mj);
+        if (phase_failure_.empty() && end_mj < start_update_.millijoules)  // 64 bits of mJ never wrap: the driver was reloaded
+            phase_failure_ = fmt::format("the GPU's energy counter went back from {} to {} mJ",
+                                         start_update_.millijoules, end_mj);
+        const double period_s = counter_periods().get(bus_id_);
+        const CounterUpdate after = start_update_.seen && period_s > 0 && phase_failure_.empty()
+                                        ? next_update(end_mj, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                  std::chrono::duration<double>(2 * period_s)))
+                                        : CounterUpdate{};
         if (!phase_failure_.empty()) {
             reading.reason = phase_failure_;
             return reading;
         }
-        note_counter(end_mj, end_time);
         reading.available = true;
         reading.window_s = seconds_between(start_time_, end_time);
+        reading.energy_j = static_cast<double>(end_mj - start_update_.millijoules) * 1e-3;  // unaligned: the difference
+        if (after.seen) {
+            // The updates from the one the phase started at to the first after it: a whole number of
+            // periods. The energy is the power over the whole periods inside the phase (or over the
+            // one that holds it) times the phase's window.
+            const double span_s = seconds_between(start_update_.time, after.time);
+            const int periods = std::max(1, static_cast<int>(std::lround(span_s / period_s)));
+            const double measured_period_s = span_s / periods;
+            if (std::abs(measured_period_s - period_s) < 0.1 * period_s) counter_periods().set(bus_id_, measured_period_s);
+            const bool whole_periods_inside = periods >= 2 && end_mj > start_update_.millijoules;
+            const double millijoules = static_cast<double>((whole_periods_inside ? end_mj : after.millijoules) -
+                                                           start_update_.millijoules);
+            const double seconds = whole_periods_inside ? span_s - measured_period_s : span_s;
+            reading.energy_j = millijoules * 1e-3 / seconds * reading.window_s;
+            reading.counter_updates = periods - 1;
+        }
         std::lock_guard lock(mutex_);
-        // The counter moves in updates tens of ms apart: its difference over the phase is off by up
-        // to an update at each end. Between its first and last update inside the phase it counts
-        // whole updates over a time the samples know, so that power times the window is the energy.
-        const double between_updates_s = seconds_between(first_update_.time, last_update_.time);
-        reading.energy_j = counter_updates_ >= 2 && between_updates_s > 0
-                               ? static_cast<double>(last_update_.millijoules - first_update_.millijoules) * 1e-3 /
-                                     between_updates_s * reading.window_s
-                               : static_cast<double>(end_mj - start_mj_) * 1e-3;
-        reading.counter_updates = counter_updates_;
         reading.clock_samples = clock_samples_;
         reading.mean_sm_clock_mhz = clock_samples_ > 0 ? clock_sum_mhz_ / clock_samples_ : 0.0;
         return reading;
@@ -251,8 +295,9 @@ public:
 
 private:
     struct CounterUpdate {
-        Clock::time_point time;
+        bool seen = false;  // false: no update within the wait
         unsigned long long millijoules = 0;
+        Clock::time_point time;  // midway between the read before the update and the read after it
     };
 
     unsigned long long read_energy_mj() {
@@ -262,14 +307,20 @@ private:
             phase_failure_ = library_->error_text("nvmlDeviceGetTotalEnergyConsumption", status);
         return millijoules;
     }
-    // A counter value read at `time`: an update when it differs from the last one seen (the update
-    // happened within a sample period before `time`).
-    void note_counter(unsigned long long millijoules, Clock::time_point time) {
-        std::lock_guard lock(mutex_);
-        if (millijoules == last_seen_mj_) return;
-        last_seen_mj_ = millijoules;
-        last_update_ = {time, millijoules};
-        if (counter_updates_++ == 0) first_update_ = last_update_;
+    // Reads the counter until it moves from `from`, for at most `wait`. The GPU is idle meanwhile:
+    // a read holds the driver for milliseconds, which is why none is made inside the phase.
+    CounterUpdate next_update(unsigned long long from, std::chrono::milliseconds wait) {
+        auto before = Clock::now();
+        const auto deadline = before + wait;
+        for (;;) {
+            const unsigned long long millijoules = read_energy_mj();
+            const auto after = Clock::now();
+            if (!phase_failure_.empty() || (millijoules == from && after >= deadline))
+                return {.seen = false, .millijoules = from, .time = after};
+            if (millijoules != from) return {.seen = true, .millijoules = millijoules, .time = before + (after - before) / 2};
+            before = after;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
     }
     void sample_clock() {
         unsigned int mhz = 0;
@@ -281,17 +332,15 @@ private:
 
     std::shared_ptr<NvmlLibrary> library_;
     std::string bus_id_;
+    std::chrono::milliseconds update_wait_;
     NvmlDevice device_ = nullptr;
     std::string reason_;         // why no phase can be read
     std::string phase_failure_;  // why this phase could not
-    unsigned long long start_mj_ = 0;
+    CounterUpdate start_update_;
     Clock::time_point start_time_;
-    std::mutex mutex_;  // the clock samples and counter updates: the sampler thread adds to them
+    std::mutex mutex_;  // the clock samples: the sampler thread adds to them
     double clock_sum_mhz_ = 0.0;
     int clock_samples_ = 0;
-    unsigned long long last_seen_mj_ = 0;
-    CounterUpdate first_update_, last_update_;
-    int counter_updates_ = 0;
     PeriodicSampler sampler_;
 };
 
@@ -401,8 +450,8 @@ private:
 }  // namespace
 
 std::unique_ptr<EnergyMeter> make_nvml_meter(std::shared_ptr<NvmlLibrary> library, const std::string& pci_bus_id,
-                                             std::chrono::milliseconds sample_period) {
-    return std::make_unique<NvmlMeter>(std::move(library), pci_bus_id, sample_period);
+                                             std::chrono::milliseconds sample_period, std::chrono::milliseconds update_wait) {
+    return std::make_unique<NvmlMeter>(std::move(library), pci_bus_id, sample_period, update_wait);
 }
 
 std::unique_ptr<EnergyMeter> make_rapl_meter(const std::string& powercap_root, std::chrono::milliseconds sample_period) {

@@ -5,11 +5,15 @@
 // sysfs; where either is absent or unreadable the reading says "not available" and why.
 //
 // How each figure is taken:
-//  - GPU energy: nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded, Volta and later),
-//    read right before the first timed step, by the sampler thread, and right after the last
-//    synchronisation. The counter moves in updates tens of ms apart; where the phase sees two or
-//    more, the energy is the power between its first and last update times the phase's window,
-//    else the counter's difference over the phase.
+//  - GPU energy: nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded, Volta and later).
+//    The counter moves in updates a fixed period apart (100 ms on an H200), and a read of it holds
+//    the driver for milliseconds: read every 10 ms beside a run that synchronises often (the
+//    OpenMP offload variants), it made the run 40 % slower, from this process or another. So it is
+//    read only outside the phase: start() waits for an update and the phase starts at it; stop()
+//    reads the counter and waits for the next update. Between them lie a whole number of periods
+//    (the period is learnt once per GPU and process, over four updates); the energy is the power
+//    over those inside the phase (or over the one that holds a shorter phase) times the phase's
+//    window. Where no update comes within the wait, it is the counter's difference over the phase.
 //  - GPU SM clock: nvmlDeviceGetClockInfo(NVML_CLOCK_SM), sampled at the phase's start, every
 //    sample period (10 ms) by a sampler thread while it runs, and at its end; the mean of the
 //    samples.
@@ -38,7 +42,7 @@ struct EnergyReading {
     double window_s = 0.0;      // the meter's own clock from its first counter read to its last
     double mean_sm_clock_mhz = 0.0;  // GPU: the mean of the clock samples; 0 where none
     int clock_samples = 0;
-    int counter_updates = 0;    // GPU: the energy counter's updates seen in the phase (2 or more: energy from their power)
+    int counter_updates = 0;    // GPU: the energy counter's updates inside the phase (1 or more: energy from their power)
     std::string device;         // the GPU's PCI bus id, or the RAPL packages read
     double mean_power_w() const { return window_s > 0 ? energy_j / window_s : 0.0; }
 };
@@ -87,9 +91,11 @@ cpu_set_t sampler_affinity(const cpu_set_t& started_on, const cpu_set_t& caller)
 
 // A meter for the GPU at `pci_bus_id` ("0000:1B:00.0", as cudaDeviceGetPCIBusId writes it: the
 // CUDA device, whatever CUDA_VISIBLE_DEVICES renumbered). Its readings say "not available" when
-// the library is, when no GPU has that bus id, or when the GPU has no energy counter.
+// the library is, when no GPU has that bus id, or when the GPU has no energy counter. It waits at
+// most `update_wait` for each counter update (twice the period once that is known).
 std::unique_ptr<EnergyMeter> make_nvml_meter(std::shared_ptr<NvmlLibrary> library, const std::string& pci_bus_id,
-                                             std::chrono::milliseconds sample_period = std::chrono::milliseconds(10));
+                                             std::chrono::milliseconds sample_period = std::chrono::milliseconds(10),
+                                             std::chrono::milliseconds update_wait = std::chrono::seconds(1));
 
 // A meter for the CPU packages under `powercap_root` (sysfs' /sys/class/powercap; tests pass a
 // folder of their own).

@@ -50,8 +50,10 @@ Measurement measure_variant(Simulation& simulation, const HostState& initial, in
         simulation.synchronize();
     }
 
-    if (hooks.on_start) hooks.on_start();
+    // The meter first: it may wait up to an update period of its counter, which the ranks' start
+    // (on_start) must not see.
     if (hooks.energy_meter) hooks.energy_meter->start();
+    if (hooks.on_start) hooks.on_start();
     start = Clock::now();
     advance_reporting(simulation, steps, hooks.progress, warmup, total, true);
     simulation.synchronize();

@@ -42,7 +42,7 @@ struct TimedPhaseHooks {
     // Over several ranks every rank must take the same steps: given this rank's count of further
     // steps (0: the phase is long enough), returns the count every rank takes (rank 0's).
     std::function<int(int)> agreed_steps;
-    // Read over the timed phase: started after on_start, right before the first timed step, and
+    // Read over the timed phase: started before on_start (the meter may wait for its counter), and
     // stopped right after the last synchronisation, before on_stop.
     EnergyMeter* energy_meter = nullptr;
 };
