@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU models and tests under sanitizers (docs/testing.md):
-#   asan: AddressSanitizer + UndefinedBehaviorSanitizer (GCC), the whole test suite, with Debian's
-#         Kokkos 3.4 (Serial): the build that keeps Kokkos 3.4 compatibility tested;
+#   asan: AddressSanitizer + UndefinedBehaviorSanitizer, the whole test suite compiled with Clang 16
+#         and LLVM's OpenMP (the second host compiler beside the GCC build), with Debian's Kokkos 3.4
+#         (Serial): the build that keeps Kokkos 3.4 compatibility tested;
 #   tsan: ThreadSanitizer (GCC 12 linked against LLVM's OpenMP, whose Archer tool lets TSan see OpenMP's
 #         barriers and locks), the tests of the OpenMP variants, of the OpenMP-parallel reference and
 #         of the Kokkos variants on OpenMP, against a Kokkos built at configure time with

@@ -8,8 +8,9 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           # Debian's Kokkos 3.4 (Serial only) is the fallback when no source can be had
           patch libtrilinos-kokkos-dev
           # scripts/sanitizers.sh and scripts/fuzz.sh: Clang with libFuzzer and the sanitizer runtimes,
-          # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through)
-          clang-16 libclang-rt-16-dev libomp-16-dev
+          # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through),
+          # llvm-symbolizer (the asan build's reports, and its leak suppressions, need symbols)
+          clang-16 libclang-rt-16-dev libomp-16-dev llvm-16
           # the distributed mode (docs/scaling.md): MPI's library and mpirun
           libopenmpi-dev openmpi-bin)
 # models/omp_target/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
