@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Summarises a log of scripts/energy_overhead.sh: per variant and N, the median and mean time per
-step with the counters off and on over the alternating rounds and their ratios (on / off), the spread
-of the off runs (max - min over the median: how far one process's time is from the next), and the
-spread of the mean power and of the energy per step over the rounds with the counters on.
+step with the counters off and on over the alternating rounds and their ratios (on / off), the
+rounds' paired ratios (each round's on over its off) as a geometric mean with its 95 % interval
+(normal, from 3 rounds), the spread of the off runs (max - min over the median: how far one
+process's time is from the next), and the spread of the mean power and of the energy per step over
+the rounds with the counters on.
 
 Exit status 0, or 2 on a log with no complete round.
 Usage: energy_overhead.py LOG
 """
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import sys
@@ -38,6 +41,16 @@ def spread(values):
     return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else 0.0
 
 
+def paired_ratio(off, on):
+    """Geometric mean of the rounds' on/off ratios and its 95 % interval ((nan, nan) under 3 rounds)."""
+    logs = [math.log(b / a) for a, b in zip(off, on)]
+    mean = statistics.mean(logs)
+    if len(logs) < 3:
+        return math.exp(mean), (math.nan, math.nan)
+    half = 1.96 * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), (math.exp(mean - half), math.exp(mean + half))
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -48,13 +61,15 @@ def main(argv):
         print(f"energy_overhead: {argv[1]}: no variant with both an off and an on run", file=sys.stderr)
         return 2
     print(f"{'variant':<26} {'N':>7} {'rounds':>6} {'off s/step':>11} {'on s/step':>11} {'median on/off':>13} "
-          f"{'mean on/off':>11} {'off spread':>10} {'W spread':>8} {'J/step spread':>13}")
+          f"{'mean on/off':>11} {'paired on/off (95 %)':>22} {'off spread':>10} {'W spread':>8} {'J/step spread':>13}")
     for (variant, n), run in runs.items():
         off, on = run["off"], run["on"]
         power, joules = run["power"], run["joules"]
+        ratio, (low, high) = paired_ratio(off, on)
         print(f"{variant:<26} {n:>7} {min(len(off), len(on)):>6} {statistics.median(off):>11.4e} "
               f"{statistics.median(on):>11.4e} {statistics.median(on) / statistics.median(off):>13.4f} "
-              f"{statistics.mean(on) / statistics.mean(off):>11.4f} {100 * spread(off):>9.1f}% "
+              f"{statistics.mean(on) / statistics.mean(off):>11.4f} {f'{ratio:.4f} ({low:.3f}-{high:.3f})':>22} "
+              f"{100 * spread(off):>9.1f}% "
               f"{100 * spread(power) if power else float('nan'):>7.1f}% {100 * spread(joules) if joules else float('nan'):>12.1f}%")
     return 0
 

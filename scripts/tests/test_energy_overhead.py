@@ -42,8 +42,10 @@ class EnergyOverhead(unittest.TestCase):
         self.assertEqual(row[:3], ["omp_target.multi_i", "1024", "3"])
         self.assertEqual(row[5], "1.1000")  # median on / median off
         self.assertEqual(row[6], "1.1000")  # mean on / mean off
-        self.assertEqual(row[7], "66.7%")   # off: (2.0 - 1.0) / 1.5
-        self.assertEqual(row[8], "9.5%")    # power: (110 - 100) / 105
+        self.assertEqual(row[7], "1.1000")  # every round 1.1: the paired ratio, with no spread
+        self.assertEqual(row[8], "(1.100-1.100)")
+        self.assertEqual(row[9], "66.7%")   # off: (2.0 - 1.0) / 1.5
+        self.assertEqual(row[10], "9.5%")   # power: (110 - 100) / 105
 
     def test_a_log_without_an_on_run_is_refused(self):
         result = self.run_on(run_block(1, "off", 2.0e-3))
