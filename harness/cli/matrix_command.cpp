@@ -48,7 +48,7 @@ int print_plan(const MatrixSpec& spec, const MatrixOptions& o) {
     std::vector<Configuration> todo;
     for (const Configuration& c : plan.configurations)
         if (!done.count(c.name)) todo.push_back(c);
-    const auto costs = estimate_configurations(builtin_registry(), spec, todo, o.cost.limits(), false);
+    const auto costs = estimate_configurations(builtin_registry(), spec, todo, o.cost.limits(), false, o.energy.read);
     for (const auto& note : plan.notes) fmt::print("note: {}\n", note);
     if (resuming)
         fmt::print("{} of {} configurations already in {}: planned the {} left\n", plan.configurations.size() - todo.size(),

@@ -24,6 +24,7 @@
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/io.hpp"
+#include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
 #include "results/json_input.hpp"
@@ -118,7 +119,8 @@ public:
         summary_.already_done = summary_.planned - todo.size();
 
         // Nothing is written or run when a configuration exceeds the limits.
-        const auto costs = estimate_configurations(registry_, spec_, todo_configurations, options_.limits, !options_.limits.allow);
+        const auto costs = estimate_configurations(registry_, spec_, todo_configurations, options_.limits, !options_.limits.allow,
+                                                  options_.read_energy);
         std::vector<std::string> over;
         double total_seconds = 0;
         for (std::size_t slot = 0; slot < costs.size(); ++slot) {
@@ -634,7 +636,7 @@ ResumedFile read_resumed_file(const Registry& registry, const MatrixSpec& spec, 
 
 std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
                                                        const std::vector<Configuration>& configurations,
-                                                       const CostLimits& limits, bool measure_when_over) {
+                                                       const CostLimits& limits, bool measure_when_over, bool read_energy) {
     std::vector<ConfigurationCost> out;
     std::set<std::tuple<std::size_t, int, Workload>> references;
     std::map<std::string, std::optional<Rate>> measured;
@@ -646,8 +648,10 @@ std::vector<ConfigurationCost> estimate_configurations(const Registry& registry,
                                      : 0.0;
         const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry, c.n);
         ConfigurationCost e;
-        // A minimum timed phase can only lengthen each repetition, by at most its value.
-        const double min_time = c.repetitions * c.min_time_s;
+        // A minimum timed phase can only lengthen each repetition, by at most its value; a GPU's
+        // energy meter waits for its counter around each.
+        const double min_time =
+            c.repetitions * (c.min_time_s + (read_energy && c.variant->runs_on_gpu ? kNvmlMeterWaitSeconds : 0.0));
         // Each repetition uploads and downloads; the verification's run is one more.
         const int runs = c.repetitions + 1;
         e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.workload, c.n, c.d, steps, rate.interactions_per_second, runs) +

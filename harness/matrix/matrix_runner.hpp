@@ -55,7 +55,8 @@ struct ConfigurationCost {
 };
 std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
                                                        const std::vector<Configuration>& configurations,
-                                                       const CostLimits& limits, bool measure_when_over);
+                                                       const CostLimits& limits, bool measure_when_over,
+                                                       bool read_energy = true);
 
 // What --resume continues: the results file at `path`, its entries (less those recorded with an error
 // when `retry_failed`) and the names of the configurations they hold. InputError for a file that fails

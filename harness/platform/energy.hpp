@@ -89,6 +89,10 @@ private:
 // sharing it took 20-35 % off host-bound runs (NVML's energy read holds the CPU for milliseconds).
 cpu_set_t sampler_affinity(const cpu_set_t& started_on, const cpu_set_t& caller);
 
+// What a GPU meter's waits for its counter's updates add to each phase, on average: half a period
+// before it and half after (the H200's counter moves every 100 ms).
+inline constexpr double kNvmlMeterWaitSeconds = 0.1;
+
 // A meter for the GPU at `pci_bus_id` ("0000:1B:00.0", as cudaDeviceGetPCIBusId writes it: the
 // CUDA device, whatever CUDA_VISIBLE_DEVICES renumbered). Its readings say "not available" when
 // the library is, when no GPU has that bus id, or when the GPU has no energy counter. It waits at
