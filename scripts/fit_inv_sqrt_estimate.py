@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refit kokkos.simd's cubic estimate of 1/sqrt(x) (models/kokkos/portable_inv_sqrt.hpp, CubicEstimate).
+"""Refit kokkos.simd's cubic estimate of 1/sqrt(x) (core/include/nbody/inv_sqrt.hpp, CubicEstimate).
 
 y = y0 * q(s), y0 = bit_cast(magic - (bits(x) >> 1)), s = c - x y0^2, q(s) = s^3 + k1 s + k0.
 First the monic cubic s^3 + k2 s^2 + k1 s + k0 at a centre mid-range: the magic constant, which scales

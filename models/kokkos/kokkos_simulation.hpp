@@ -26,11 +26,11 @@
 
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/inv_sqrt.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
 #include "nbody/workload_dispatch.hpp"
 #include "grid_barrier.hpp"
-#include "portable_inv_sqrt.hpp"
 
 namespace nbody::kokkos {
 
@@ -78,42 +78,25 @@ void for_each_space(Visit visit) {
 #endif
 }
 
-// The reciprocal square root, the policy of physics.hpp's accumulate_pull.
-// float: the hardware approximation on both sides. On the GPU its flush-to-zero form of MUFU.RSQ:
-// rsqrtf() wraps MUFU.RSQ in a rescaling of denormal arguments (a compare and two predicated
-// multiplies per interaction, 3 of 13 instructions), which this argument, |d|^2 + eps^2 >= eps^2,
-// never is while eps > 0. On the host, 1/sqrt compiled with the Kokkos model's math flags: GCC's
-// hardware estimate plus one Newton step (rsqrtps for 128/256-bit vectors; for 512-bit ones GCC 12
-// emits a sqrt estimate and a reciprocal estimate, each refined).
-// double: no float32 estimate on any space (SPEC §2). On the GPU the arithmetic of CUDA's double
-// rsqrt() without its range check, as the CUDA model's float64 kernels (a float64 estimate refined in
-// float64, within 1 ulp; no IEEE square root and division, which cost several times its FP64
-// instructions). On the host
-// the correctly rounded 1/sqrt: GCC has no double reciprocal-square-root estimate on x86 (rsqrt
-// patterns exist for float vectors and AVX512ER only), so the math flags leave sqrtsd/sqrtpd +
-// divsd/divpd.
+// The reciprocal square root, the policy of physics.hpp's accumulate_pull. On the GPU, in both
+// precisions, inv_sqrt.hpp's rsqrt_of_normal (the CUDA model's NormalRsqrt: |d|^2 + eps^2 >= eps^2 is
+// never subnormal while eps > 0; float64 refined in FP64, no float32 estimate, SPEC §2).
+// On the host, float: 1/sqrt compiled with the Kokkos model's math flags: GCC's hardware estimate
+// plus one Newton step (rsqrtps for 128/256-bit vectors; for 512-bit ones GCC 12 emits a sqrt
+// estimate and a reciprocal estimate, each refined). double: the correctly rounded 1/sqrt: GCC has
+// no double reciprocal-square-root estimate on x86 (rsqrt patterns exist for float vectors and
+// AVX512ER only), so the math flags leave sqrtsd/sqrtpd + divsd/divpd.
 struct InvSqrt {
     KOKKOS_INLINE_FUNCTION float operator()(float v) const {
 #if defined(__CUDA_ARCH__)
-        float inv;
-        asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(inv) : "f"(v));
-        return inv;
+        return rsqrt_of_normal(v);
 #else
         return 1.0f / std::sqrt(saturated(v));  // the estimate and Newton step: see saturated()
 #endif
     }
     KOKKOS_INLINE_FUNCTION double operator()(double v) const {
 #if defined(__CUDA_ARCH__)
-        // CUDA's rsqrt(double) without its range check (models/cuda/interaction.cuh's
-        // rsqrt_of_normal, the same instructions): the MUFU.RSQ64H estimate, then the library's
-        // third-order refinement y + y e (1/2 + 3/8 e), e = 1 - v y^2 (5 FP64 instructions). The
-        // library branches around a slow path for zero, subnormal and infinite v; its convergence
-        // region per call keeps nvcc from interleaving the bodies' FP64 chains. v = r^2 + eps2 is
-        // finite and >= eps2 > 0, so the branch is never taken.
-        double y;
-        asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(v));
-        const double e = ::fma(-v * y, y, 1.0);
-        return ::fma(y * e, ::fma(0.375, e, 0.5), y);
+        return rsqrt_of_normal(v);
 #else
         return 1.0 / std::sqrt(v);
 #endif

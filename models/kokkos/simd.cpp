@@ -4,7 +4,7 @@
 // for each j body, read once as scalars, a fixed-length loop over the group's lanes does the
 // interaction, and that loop is what GCC and Clang vectorise: lanes are independent, so no sum is
 // reordered and no horizontal reduction is needed. m_j |d|^-3 is computed with standard
-// operations, the mass folded into the refinement's coefficients (portable_inv_sqrt.hpp). Host
+// operations, the mass folded into the refinement's coefficients (nbody/inv_sqrt.hpp). Host
 // spaces only: on the GPU the other variants are the mapping.
 #include <cmath>
 #include <limits>
@@ -13,7 +13,7 @@
 
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
-#include "portable_inv_sqrt.hpp"
+#include "nbody/inv_sqrt.hpp"
 
 namespace nbody {
 namespace kokkos {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "nbody/inv_sqrt.hpp"
 #include "nbody/workload.hpp"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -182,13 +183,6 @@ NBODY_HD inline void accumulate_pull(Real xi, Real yi, Real xj, Real yj, Real mj
     ax = a[0];
     ay = a[1];
 }
-
-// Host reciprocal square root, correctly rounded up to the division.
-struct ExactInvSqrt {
-    float operator()(float v) const { return 1.0f / std::sqrt(v); }
-    double operator()(double v) const { return 1.0 / std::sqrt(v); }
-    long double operator()(long double v) const { return 1.0L / std::sqrt(v); }
-};
 
 // One step is: advance_before_force, the pull of every body from the positions this leaves,
 // advance_after_force (SPEC §2). `pull` is the summed pull without G.

@@ -1,15 +1,54 @@
 #pragma once
-// kokkos.simd's reciprocal square root: 1/sqrt(x) from the bits of x and multiply-adds only, so that
-// a vectorising compiler turns it into integer and FMA vector instructions on any ISA (the
-// compilers' own 1/sqrt under the math flags is not the same code on every compiler and width:
-// docs/performance-kokkos.md). No Kokkos, no intrinsics: portable C++20.
+// The reciprocal square roots the models share, each the policy of physics.hpp's accumulate_pull:
+// - ExactInvSqrt: 1/sqrt as the correctly rounded square root and a division (the host references,
+//   and each model's exact path);
+// - PortableInvSqrt: 1/sqrt(x) from the bits of x and multiply-adds only, so that a vectorising
+//   compiler turns it into integer and FMA vector instructions on any ISA (the compilers' own 1/sqrt
+//   under the math flags is not the same code on every compiler and width:
+//   docs/performance-kokkos.md). No intrinsics: portable C++20 (kokkos.simd);
+// - rsqrt_of_normal: the GPU's hardware reciprocal square root (MUFU.RSQ) for arguments known to
+//   be positive normal numbers, as an interaction's r^2 + eps^2 >= eps^2 is (CUDA and Kokkos on
+//   CUDA, device code only).
+// A model's other fast paths (a compiler's estimate under its math flags, a vector intrinsic) stay
+// in its folder, named for what they are.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
-namespace nbody::kokkos {
+namespace nbody {
+
+// Host reciprocal square root, correctly rounded up to the division.
+struct ExactInvSqrt {
+    float operator()(float v) const { return 1.0f / std::sqrt(v); }
+    double operator()(double v) const { return 1.0 / std::sqrt(v); }
+    long double operator()(long double v) const { return 1.0L / std::sqrt(v); }
+};
+
+#if defined(__CUDACC__)
+// float32: the bare MUFU.RSQ (PTX rsqrt.approx.ftz.f32), the same result as rsqrtf for a positive
+// normal argument without rsqrtf's rescaling of subnormal ones (a compare and two predicated
+// multiplies per interaction, 3 of 13 instructions).
+// float64: CUDA's rsqrt(double) without its range check: the MUFU.RSQ64H estimate of the high word
+// (PTX rsqrt.approx.ftz.f64, no FP64 instruction), then the library's own third-order refinement,
+// y + y*e*(1/2 + 3/8 e) with e = 1 - v*y^2 (5 FP64 instructions), as accurate as the library's (no
+// float32 step in float64, SPEC §2). The library branches around a slow path for zero, subnormal
+// and infinite v, 64 convergence regions per loop iteration that keep nvcc from interleaving the
+// bodies' FP64 chains; an interaction's v is finite and >= eps^2 > 0, so the branch is never taken.
+__device__ __forceinline__ float rsqrt_of_normal(float v) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+    return y;
+}
+__device__ __forceinline__ double rsqrt_of_normal(double v) {
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(v));
+    const double e = fma(-v * y, y, 1.0);
+    return fma(y * e, fma(0.375, e, 0.5), y);
+}
+#endif
 
 // A bit estimate y0 halves the exponent with one integer shift and subtraction (a "magic constant"
 // such as 0x5F3759DF); u = x y0^2 then lies in a narrow range for every positive normal x, and
@@ -147,4 +186,4 @@ struct SaturatedPortableInvSqrt : PortableInvSqrt {
     }
 };
 
-}  // namespace nbody::kokkos
+}  // namespace nbody
