@@ -34,15 +34,8 @@ template <int Dim>
 inline constexpr bool kSofteningApart = Dim == 3;
 
 template <class Real, int Dim>
-struct alignas(16) FoldedBody {
-    Real c[4];
-    KOKKOS_INLINE_FUNCTION Vec<Real, Dim> position() const {
-        Vec<Real, Dim> p;
-        NBODY_UNROLL_AXES
-        for (int k = 0; k < Dim; ++k) p[k] = c[k];
-        return p;
-    }
-    KOKKOS_INLINE_FUNCTION Real scale() const { return c[Dim]; }
+struct FoldedBody : PackedBody<Real, Dim> {
+    KOKKOS_INLINE_FUNCTION Real scale() const { return this->c[Dim]; }
 };
 
 // The packed bodies of a step; `softening` holds eps2 s^2 in 3D only (empty in 2D).

@@ -150,7 +150,7 @@ void check_team_size(int largest, int team_size, int vector_length, const Worklo
 // interaction, which saturates the shared-memory pipe before the FP32 pipes: the reason
 // cuda.float4 beats cuda.tiled); 32 bytes in float64.
 template <class Real, int Dim>
-struct alignas(16) TileBody {
+struct alignas(16) PackedBody {
     Real c[4];
     KOKKOS_INLINE_FUNCTION Vec<Real, Dim> position() const {
         Vec<Real, Dim> p;
@@ -158,7 +158,10 @@ struct alignas(16) TileBody {
         for (int k = 0; k < Dim; ++k) p[k] = c[k];
         return p;
     }
-    KOKKOS_INLINE_FUNCTION Real mass() const { return c[Dim]; }
+};
+template <class Real, int Dim>
+struct TileBody : PackedBody<Real, Dim> {
+    KOKKOS_INLINE_FUNCTION Real mass() const { return this->c[Dim]; }
 };
 
 // Body j as staged: its position, its mass, zeros in the unused slots.
