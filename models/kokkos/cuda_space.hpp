@@ -1,11 +1,12 @@
 #pragma once
-// Everything the Kokkos model does with CUDA directly, and why Kokkos needs it there: Kokkos has no
+// The CUDA runtime pieces the Kokkos model uses directly, and why Kokkos needs them: Kokkos has no
 // timing events (the per-step breakdown of a run over several ranks marks the exchange and the step
 // on the stream), no second instance on a stream of its own that another stream's work can join
 // (the overlapped exchange: the all-gather runs beside the owned block's pull), and its graphs have
 // no node for a collective or another stream's work (the ranks' steps are captured from the
-// stream instead). Kokkos' CUDA space and these share the stream. The simulation
-// (kokkos_simulation.hpp) calls them only on the CUDA space.
+// stream instead). They share the CUDA space's stream. The simulation (kokkos_simulation.hpp)
+// calls them on the CUDA space only, and there also hands that stream to the device communicator
+// for the ranks' all-gathers.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Graph.hpp>
 
