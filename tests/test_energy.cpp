@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "matrix/matrix_runner.hpp"
@@ -38,23 +39,23 @@ std::shared_ptr<NvmlLibrary> fake_library() {
     return library;
 }
 
-void set_fake_gpu(unsigned long long millijoules, unsigned clock_mhz, int energy_status = 0) {
+// Calls the fake's control function `name` in the meters' copy of the library (loaded by NvmlLibrary).
+template <class Result, class... Args>
+Result call_fake(const char* name, Args... args) {
     fake_library();
-    void* handle = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);  // the meters' copy, loaded by NvmlLibrary
-    ASSERT_NE(handle, nullptr) << "load the fake through NvmlLibrary first";
-    const auto set = reinterpret_cast<void (*)(unsigned long long, unsigned, int)>(dlsym(handle, "fake_nvml_set"));
-    ASSERT_NE(set, nullptr);
-    set(millijoules, clock_mhz, energy_status);
-    dlclose(handle);
+    void* handle = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) throw std::logic_error("the fake NVML is not loaded");
+    const auto function = reinterpret_cast<Result (*)(Args...)>(dlsym(handle, name));
+    dlclose(handle);  // NvmlLibrary still holds it
+    if (function == nullptr) throw std::logic_error(std::string("the fake NVML has no ") + name);
+    return function(args...);
 }
 
-unsigned long long fake_energy_reads() {
-    void* handle = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
-    const auto reads = reinterpret_cast<unsigned long long (*)()>(dlsym(handle, "fake_nvml_energy_reads"));
-    const unsigned long long count = reads != nullptr ? reads() : 0;
-    dlclose(handle);
-    return count;
+void set_fake_gpu(unsigned long long millijoules, unsigned clock_mhz, int energy_status = 0) {
+    call_fake<void>("fake_nvml_set", millijoules, clock_mhz, energy_status);
 }
+
+unsigned long long fake_energy_reads() { return call_fake<unsigned long long>("fake_nvml_energy_reads"); }
 
 // A GPU whose counter moves every `period` by `period` x `watts`, on a fixed schedule, while it lives.
 class TickingFakeGpu {

@@ -39,7 +39,7 @@ struct EnergyReading {
     bool available = false;
     std::string reason;         // why not, when !available
     double energy_j = 0.0;
-    double window_s = 0.0;      // the meter's own clock from its first counter read to its last
+    double window_s = 0.0;      // the timed phase as the meter's own clock saw it
     double mean_sm_clock_mhz = 0.0;  // GPU: the mean of the clock samples; 0 where none
     int clock_samples = 0;
     int counter_updates = 0;    // GPU: the energy counter's updates inside the phase (1 or more: energy from their power)
@@ -86,7 +86,8 @@ private:
 
 // The CPUs a meter's sampler thread runs on: those the process started on (start_affinity) less the
 // caller's, else all of them. Under OMP_PROC_BIND the timing thread is pinned to one CPU; a sampler
-// sharing it took 20-35 % off host-bound runs (NVML's energy read holds the CPU for milliseconds).
+// sharing it took 20-35 % off host-bound runs when it still read NVML's energy counter (a read
+// holds the CPU for milliseconds).
 cpu_set_t sampler_affinity(const cpu_set_t& started_on, const cpu_set_t& caller);
 
 // What a GPU meter's waits for its counter's updates add to each phase, on average: half a period
