@@ -10,11 +10,14 @@
 // recomputes it for the bodies whose own tile it summed and takes it out again (as
 // cuda.folded_mass). Masses outside the range that keeps the fold finite are refused at upload
 // (MassRangeChecked). One rank: the variant is not distributed.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "host_lanes.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/foldable_masses.hpp"
@@ -86,13 +89,68 @@ KOKKOS_INLINE_FUNCTION Vec<Real, Dim> negated(const Vec<Real, Dim>& v) {
     return out;
 }
 
-// Every body j of the step packed as scale_by_mass (s computed in double there).
+// Whether a coordinate of some body passed the step's position bound (host spaces: set by the pack
+// kernel, read by the pull kernel).
+template <class Space>
+using BoundFlag = Kokkos::View<int, typename Space::memory_space>;
+
+// The largest |coordinate| for which no interaction's r2' can overflow, given the largest scale S of
+// any body (1 / sqrt of the smallest mass): |d'| <= 2 S P per axis, so r2' <= 4 Dim S^2 P^2 + eps2 S^2
+// stays below the largest finite Real (a margin of 0.1 % for the sum's roundings).
+template <class Real, int Dim>
+Real position_bound(double largest_scale, double eps2) {
+    const double room = 0.999 * static_cast<double>(std::numeric_limits<Real>::max()) - eps2 * largest_scale * largest_scale;
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) / largest_scale) : Real(0);
+}
+
+// folded_mass's reciprocal square root, the one part of the interaction that differs by space: on
+// the GPU the hardware's (InvSqrt: MUFU.RSQ, whose 1/sqrt(inf) is 0); on a host space inv_sqrt.hpp's
+// portable estimate, which the compiler vectorises in both precisions (the host's 1/sqrt, which is
+// also Kokkos::rsqrt's there, is a square root and a division in float64), with r2' saturated in a
+// step where some coordinate passed the bound (the estimate of 1/sqrt(inf) is not 0).
+template <class Flag, class Loop>
+KOKKOS_INLINE_FUNCTION void with_inv_sqrt(const Flag& beyond_bound, const Loop& loop) {
+#if defined(__CUDA_ARCH__)
+    (void)beyond_bound;
+    loop(InvSqrt{});
+#else
+    if (beyond_bound() != 0)
+        loop(SaturatedPortableInvSqrt{});
+    else
+        loop(PortableInvSqrt{});
+#endif
+}
+
+// The host spaces' bound check, cleared before each step's pack kernel (a functor: nvcc refuses an
+// extended lambda in a discarded if constexpr branch).
+template <class Space>
+struct ClearBoundFlag {
+    BoundFlag<Space> flag;
+    KOKKOS_INLINE_FUNCTION void operator()(const int) const { flag() = 0; }
+};
+
+// Every body j of the step packed as scale_by_mass (s computed in double there); on a host space
+// the bound flag set where a coordinate passes `bound` (the GPU's reciprocal square root needs no
+// check).
 template <class Space, class Real, int Dim>
 void pack_folded_bodies(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                        FoldedBodies<Space, Real, Dim> folded, int n, Real eps2) {
+                        FoldedBodies<Space, Real, Dim> folded, int n, Real eps2, BoundFlag<Space> beyond_bound,
+                        Real bound) {
+    if constexpr (!kRunsOnGpu<Space>)
+        dispatch.parallel_for("nbody::kokkos::folded_mass_clear_bound", Kokkos::RangePolicy<Space>(dispatch.space(), 0, 1),
+                              ClearBoundFlag<Space>{beyond_bound});
     dispatch.parallel_for(
         "nbody::kokkos::folded_mass_pack", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
-        KOKKOS_LAMBDA(const int j) { folded.store(j, scale_by_mass(load(p, j), m(j), eps2)); });
+        KOKKOS_LAMBDA(const int j) {
+            const Vec<Real, Dim> pj = load(p, j);
+            folded.store(j, scale_by_mass(pj, m(j), eps2));
+#if !defined(__CUDA_ARCH__)
+            bool beyond = false;
+            NBODY_UNROLL_AXES
+            for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(pj[k]) <= bound);
+            if (beyond) Kokkos::atomic_exchange(&beyond_bound(), 1);
+#endif
+        });
 }
 
 // Scratch of one team: the staged tile (and its softenings in 3D) and the block's partial sums.
@@ -104,13 +162,15 @@ std::size_t scratch_bytes(int tile) {
 }
 
 // nvcc unrolls the loop over a staged tile by 8 and a thread's loop over its bodies completely (their
-// positions and sums in registers), as team_tiled; host compilers get no pragma for the tile.
+// positions and sums in registers), as team_tiled; host compilers get neither pragma: the loop over
+// a thread's bodies is the one they vectorise.
 #if defined(__CUDA_ARCH__)
 #define NBODY_KOKKOS_FOLDED_UNROLL_TILE _Pragma("unroll 8")
+#define NBODY_KOKKOS_FOLDED_UNROLL_BODIES _Pragma("unroll")
 #else
 #define NBODY_KOKKOS_FOLDED_UNROLL_TILE
+#define NBODY_KOKKOS_FOLDED_UNROLL_BODIES
 #endif
-#define NBODY_KOKKOS_FOLDED_UNROLL_BODIES NBODY_UNROLL_AXES
 
 // The pull kernel's ending: nothing, or a StepEndInPullKernel (step_end=fused).
 struct NoStepEnd {};
@@ -124,8 +184,8 @@ inline constexpr bool kEndsStep = !std::is_same_v<Ending, NoStepEnd>;
 // there the largest team size Kokkos can launch it with.
 template <int BodiesPerThread, class Ending, class Space, class Real, int Dim>
 void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, FoldedBodies<Space, Real, Dim> folded,
-                  DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned, int team_size, int tile, int slices,
-                  const Ending& ending, int* largest_team = nullptr) {
+                  BoundFlag<Space> beyond_bound, DeviceAxes<Space, Real, Dim> pull, int n, OwnedRange owned,
+                  int team_size, int tile, int slices, const Ending& ending, int* largest_team = nullptr) {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     using Body = FoldedBody<Real, Dim>;
@@ -164,30 +224,49 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
             });
             team.team_barrier();
             // Thread k takes the block's bodies k, k + groups, ...; a short last group sums zeros for
-            // its missing bodies and keeps nothing.
+            // its missing bodies and keeps nothing. Their positions and sums by axis, then body: on
+            // the GPU registers (the body loop unrolled), on a host space the lanes of vector
+            // registers (the body loop is what the compiler vectorises).
             const int groups = (block_size + BodiesPerThread - 1) / BodiesPerThread;
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups), [&](const int k) {
-                Vec<Real, Dim> pi[BodiesPerThread];
-                Sum sum[BodiesPerThread];
+                Real pi[Dim][BodiesPerThread], sum[Dim][BodiesPerThread];
                 NBODY_KOKKOS_FOLDED_UNROLL_BODIES
                 for (int u = 0; u < BodiesPerThread; ++u) {
                     const int body = k + u * groups;
-                    pi[u] = body < block_size ? load(p, block_start + body) : Vec<Real, Dim>{};
-                    sum[u] = body < block_size ? partial(body) : Sum{};
+                    const bool kept = body < block_size;
+                    NBODY_UNROLL_AXES
+                    for (int axis = 0; axis < Dim; ++axis) {
+                        pi[axis][u] = kept ? p[axis](block_start + body) : Real(0);
+                        sum[axis][u] = kept ? partial(body)[axis] : Real(0);
+                    }
                 }
-                NBODY_KOKKOS_FOLDED_UNROLL_TILE
-                for (int t = 0; t < tile; ++t) {
-                    const Body b = staged(t);
-                    const Vec<Real, Dim> scaled_pj = b.position();
-                    const Real scale = b.scale();
-                    const Real softening = staged_softening_of(b, staged_softening, t);
-                    NBODY_KOKKOS_FOLDED_UNROLL_BODIES
-                    for (int u = 0; u < BodiesPerThread; ++u)
-                        accumulate_scaled_pull(pi[u], scaled_pj, scale, softening, sum[u], InvSqrt{});
-                }
+                with_inv_sqrt(beyond_bound, [&](const auto inv_sqrt) {
+                    NBODY_KOKKOS_FOLDED_UNROLL_TILE
+                    for (int t = 0; t < tile; ++t) {
+                        const Body b = staged(t);
+                        const Vec<Real, Dim> scaled_pj = b.position();
+                        const Real scale = b.scale();
+                        const Real softening = staged_softening_of(b, staged_softening, t);
+                        NBODY_KOKKOS_FOLDED_UNROLL_BODIES
+                        for (int u = 0; u < BodiesPerThread; ++u) {
+                            Vec<Real, Dim> body, body_sum;
+                            NBODY_UNROLL_AXES
+                            for (int axis = 0; axis < Dim; ++axis) {
+                                body[axis] = pi[axis][u];
+                                body_sum[axis] = sum[axis][u];
+                            }
+                            accumulate_scaled_pull(body, scaled_pj, scale, softening, body_sum, inv_sqrt);
+                            NBODY_UNROLL_AXES
+                            for (int axis = 0; axis < Dim; ++axis) sum[axis][u] = body_sum[axis];
+                        }
+                    }
+                });
                 NBODY_KOKKOS_FOLDED_UNROLL_BODIES
                 for (int u = 0; u < BodiesPerThread; ++u)
-                    if (k + u * groups < block_size) partial(k + u * groups) = sum[u];
+                    if (k + u * groups < block_size) {
+                        NBODY_UNROLL_AXES
+                        for (int axis = 0; axis < Dim; ++axis) partial(k + u * groups)[axis] = sum[axis][u];
+                    }
             });
             team.team_barrier();
         }
@@ -199,8 +278,10 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
             if (i >= slice_start && i < slice_end) {
                 const Body b = folded.body(i);
                 Sum sum = partial(k);
-                accumulate_scaled_pull(negated(load(p, i)), negated(b.position()), b.scale(), folded.softening_of(i),
-                                       sum, InvSqrt{});
+                with_inv_sqrt(beyond_bound, [&](const auto inv_sqrt) {
+                    accumulate_scaled_pull(negated(load(p, i)), negated(b.position()), b.scale(),
+                                           folded.softening_of(i), sum, inv_sqrt);
+                });
                 partial(k) = sum;
             }
         });
@@ -238,13 +319,16 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
                               kernel, EndsStep ? Touches::bodies_and_map : Touches::bodies);
 }
 
-// body_mapping=auto: one body per thread below N = 4096, two from there (team_tiled's rule before
-// its four per thread from 16384, not measured here); tile, team size and slices: team_shape.hpp.
+// body_mapping=auto (GPU): one body per thread below N = 4096, two from there (team_tiled's rule
+// before its four per thread from 16384, not measured here); lanes (the host spaces' default): a
+// host vector group of bodies, host_lanes.hpp's kLanes. Tile, team size and slices: team_shape.hpp.
 // `bodies`: those whose pulls are summed.
-inline int bodies_per_thread_of(const std::string& mapping, int bodies) {
+template <class Real, int Dim>
+int bodies_per_thread_of(const std::string& mapping, int bodies) {
     if (mapping == "auto") return bodies < 4096 ? 1 : 2;
     if (mapping == "pair") return 2;
     if (mapping == "quad") return 4;
+    if (mapping == "lanes") return kLanes<Real, Dim>;
     return 1;  // "thread"
 }
 
@@ -255,7 +339,7 @@ public:
         : KokkosSimulation<Space, Real, Dim>(problem, tuning),
           tile_(tuning.at("tile") == "auto" ? auto_tile_that_fits(owned_bodies())
                                             : static_cast<int>(tuning_int(tuning, "tile"))),
-          bodies_per_thread_(bodies_per_thread_of(tuning.at("body_mapping"), owned_bodies())),
+          bodies_per_thread_(bodies_per_thread_of<Real, Dim>(tuning.at("body_mapping"), owned_bodies())),
           team_size_(tuning.at("team_size") == "auto" ? auto_team_size(tile_, bodies_per_thread_)
                                                       : static_cast<int>(tuning_int(tuning, "team_size"))),
           slices_(tuning.at("slices") == "auto" ? auto_slices(kRunsOnGpu<Space>, this->space().concurrency(), owned_bodies(),
@@ -285,6 +369,15 @@ public:
         check_team_size<Space>(largest, team_size_, 1, this->workload());
     }
 
+    // The host spaces' position bound, from the bodies' smallest mass (the largest scale; masses
+    // never change): called before upload.
+    void bound_positions_for(const BodiesT<Real>& bodies) {
+        double smallest = std::numeric_limits<double>::infinity();
+        for (const Real m : bodies.m) smallest = std::min(smallest, static_cast<double>(m));
+        position_bound_ = bodies.m.empty() ? std::numeric_limits<Real>::max()
+                                           : position_bound<Real, Dim>(1.0 / std::sqrt(smallest), this->eps2());
+    }
+
 private:
     void compute_pulls() override {
         pack();
@@ -308,10 +401,15 @@ private:
         return tile;
     }
 
-    void pack() { pack_folded_bodies(this->dispatch(), this->positions(), this->masses(), folded_, this->n(), this->eps2()); }
+    void pack() {
+        pack_folded_bodies(this->dispatch(), this->positions(), this->masses(), folded_, this->n(), this->eps2(),
+                           beyond_bound_, position_bound_);
+    }
 
     template <class Ending>
     void pull_kernel(const Ending& end, int* largest_team = nullptr) {
+        if constexpr (!kRunsOnGpu<Space>)
+            if (bodies_per_thread_ == kLanes<Real, Dim>) return launch<kLanes<Real, Dim>>(end, largest_team);
         switch (bodies_per_thread_) {
             case 2: return launch<2>(end, largest_team);
             case 4: return launch<4>(end, largest_team);
@@ -320,8 +418,8 @@ private:
     }
     template <int BodiesPerThread, class Ending>
     void launch(const Ending& end, int* largest_team) {
-        folded_pulls<BodiesPerThread>(this->dispatch(), this->positions(), folded_, this->pulls(), this->n(),
-                                      this->owned_range(), team_size_, tile_, slices_, end, largest_team);
+        folded_pulls<BodiesPerThread>(this->dispatch(), this->positions(), folded_, beyond_bound_, this->pulls(),
+                                      this->n(), this->owned_range(), team_size_, tile_, slices_, end, largest_team);
     }
 
     int tile_;
@@ -329,6 +427,8 @@ private:
     int team_size_;
     int slices_;  // teams per block of bodies, each summing its share of the j tiles
     FoldedBodies<Space, Real, Dim> folded_;
+    BoundFlag<Space> beyond_bound_{"nbody::kokkos::folded_mass::beyond_bound"};
+    Real position_bound_ = 0;  // set from the masses at upload
 };
 
 // FoldedMass whose upload refuses, before any step, a state with masses the fold cannot keep finite
@@ -345,6 +445,7 @@ public:
     void upload(const BodiesT<Real>& initial) override {
         require_foldable_masses(initial, softening_, std::string("kokkos.folded_mass@") + SpaceName<Space>::value,
                                 std::string("kokkos.team_tiled@") + SpaceName<Space>::value);
+        folded_.bound_positions_for(initial);
         folded_.upload(initial);
     }
     void advance(int steps) override { folded_.advance(steps); }
@@ -372,7 +473,7 @@ void register_kokkos_folded_mass(Registry& registry) {
             TuningParameter mapping{.name = "body_mapping",
                                     .description = "thread: one body per thread; pair/quad: two/four per thread, "
                                                    "sharing each staged load (independent dependency chains)",
-                                    .default_value = gpu ? "auto" : "thread",
+                                    .default_value = gpu ? "auto" : "lanes",
                                     .allowed_values = {"thread", "pair", "quad"},
                                     .min_value = 0,
                                     .max_value = 0};
@@ -385,6 +486,12 @@ void register_kokkos_folded_mass(Registry& registry) {
                                     : " (auto: 512, halved while over the level-0 scratch)";
             tile.default_value = "auto";
             tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
+            if (!gpu) {
+                mapping.description += "; lanes: a group of bodies in the lanes of vector registers, " +
+                                       std::string("the loop over them vectorised (64 floats or 16-24 doubles with "
+                                                   "AVX-512, 128 bytes elsewhere)");
+                mapping.allowed_values.push_back("lanes");
+            }
             if (gpu) {
                 mapping.description += " (auto: thread below N = 4096, else pair)";
                 mapping.allowed_values.insert(mapping.allowed_values.begin(), "auto");

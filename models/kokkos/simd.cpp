@@ -11,30 +11,13 @@
 #include <string>
 #include <type_traits>
 
+#include "host_lanes.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/inv_sqrt.hpp"
 
 namespace nbody {
 namespace kokkos {
-
-// Bytes of each axis per work item, in AVX-512 vectors (independent chains per j body; more chains
-// share the j body's loads and the loop counter): the most that measured faster on the Xeon hosts
-// with AVX-512's 32 vector registers, which hold the chains' positions, sums and temporaries and the
-// refinement's constants. Four in float32 (3D reads a few positions back from the stack and still
-// gained 3-4 % over two; three measured the same as four), three in 2D float64, two in 3D float64
-// (three or four spill there, and lost 1-3 %). Elsewhere (16 vector registers) 128 bytes, unmeasured
-// wider. docs/performance-kokkos.md.
-template <class Real, int Dim>
-inline constexpr int kGroupBytes =
-#if defined(__AVX512F__)
-    64 * (std::is_same_v<Real, float> ? 4 : Dim == 2 ? 3 : 2);
-#else
-    128;
-#endif
-
-template <class Real, int Dim>
-inline constexpr int kLanes = kGroupBytes<Real, Dim> / static_cast<int>(sizeof(Real));
 
 template <class Space, class Real>
 using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;

@@ -112,6 +112,14 @@ struct PortableInvSqrt {
         return y;
     }
 
+    // x^(-3/2): mass_cubed of a unit mass, its coefficients constants rather than a body's (the
+    // interaction of bodies whose mass is folded into their coordinates, physics.hpp's
+    // accumulate_scaled_pull).
+    template <class Real>
+    Real cubed(Real x) const {
+        return mass_cubed(fold(Real(1)), x);
+    }
+
     template <class Real>
     Real mass_cubed(const FoldedMass<Real>& mass, Real x) const {
         const Real* w = mass.w;
@@ -183,6 +191,10 @@ struct SaturatedPortableInvSqrt : PortableInvSqrt {
     template <class Real>
     Real mass_cubed(const FoldedMass<Real>& mass, Real x) const {
         return PortableInvSqrt::mass_cubed(mass, saturated(x));
+    }
+    template <class Real>
+    Real cubed(Real x) const {
+        return PortableInvSqrt::cubed(saturated(x));
     }
 };
 

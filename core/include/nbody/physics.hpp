@@ -82,6 +82,24 @@ NBODY_HD inline Real mass_over_cube(const InvSqrt& inv_sqrt, const Mass& mass, R
     }
 }
 
+// x^(-3/2) from an inv_sqrt policy: its own `cubed` where it has one (a refinement taken on the
+// cube itself, inv_sqrt.hpp's PortableInvSqrt), else the cube of inv_sqrt(x).
+template <class InvSqrt, class Real, class = void>
+struct HasCubed : std::false_type {};
+template <class InvSqrt, class Real>
+struct HasCubed<InvSqrt, Real, std::void_t<decltype(std::declval<const InvSqrt&>().cubed(std::declval<Real>()))>>
+    : std::true_type {};
+
+template <class InvSqrt, class Real>
+NBODY_HD inline Real inv_sqrt_cubed(const InvSqrt& inv_sqrt, Real x) {
+    if constexpr (HasCubed<InvSqrt, Real>::value) {
+        return inv_sqrt.cubed(x);
+    } else {
+        const Real q = inv_sqrt(x);
+        return q * q * q;
+    }
+}
+
 // d^2 + r2, one step of |d|^2 + eps2. On the GPU in float64 rounded toward zero (the same DFMA
 // with a rounding modifier: no instruction added), so that a sum beyond the largest double stays
 // finite: the refined double rsqrt (MUFU.RSQ64H, then y e terms with e = 1 - v y^2) of infinity is
@@ -168,8 +186,7 @@ NBODY_UNROLL_AXES
     Real r2 = scaled_softening;
 NBODY_UNROLL_AXES
     for (int k = Dim - 1; k >= 0; --k) r2 = add_square(d[k], r2);
-    const Real q = inv_sqrt(r2);
-    const Real weight = q * q * q;
+    const Real weight = inv_sqrt_cubed(inv_sqrt, r2);
 NBODY_UNROLL_AXES
     for (int k = 0; k < Dim; ++k) a[k] = fused_multiply_add(weight, d[k], a[k]);
 }

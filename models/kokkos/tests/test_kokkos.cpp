@@ -1041,6 +1041,47 @@ TEST(Kokkos, FoldedMassTakesOutTheTermOfEachBodyOnItself) {
                 real_of(workload));
 }
 
+TEST(Kokkos, PortableInverseSquareRootPullsNothingWhereRSquaredOverflows) {
+    // A pair of bodies near the origin and a third so far along x that its r^2 with them (and, in
+    // folded_mass's coordinates, r2') exceeds the largest Real: the portable estimate of 1/sqrt(inf)
+    // is not 0, so the host kernels saturate r^2 in such a step. The pair's velocities after one
+    // step must follow the reference (the far body pulls nothing measurable) and every value stays
+    // finite. Every variant that takes the portable estimate on a host space, and folded_mass on
+    // every space.
+    std::vector<const VariantDescriptor*> variants;
+    for (const VariantDescriptor* v : available_kokkos(false))
+        if (v->id.rfind("kokkos.simd@", 0) == 0 || v->id.rfind("kokkos.folded_mass@", 0) == 0) variants.push_back(v);
+    if (variants.empty()) GTEST_SKIP() << "no kokkos.simd or kokkos.folded_mass space can run here";
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads()) {
+            if (workload.integrator != Integrator::euler) continue;
+            std::visit(
+                [&](auto tag) {
+                    using Real = decltype(tag);
+                    const double far = std::is_same_v<Real, float> ? 2e19 : 2e154;  // far^2 > the largest Real
+                    BodiesT<Real> bodies(3, workload.dim);
+                    bodies.position(0)[1] = Real(1);
+                    bodies.position(0)[2] = static_cast<Real>(far);
+                    for (std::size_t i = 0; i < 3; ++i) bodies.m[i] = Real(1);
+                    const std::string what = v->id + " " + to_string(workload);
+                    const auto reference = reference_states(bodies, workload.integrator, {1});
+                    const auto got = simulate_in_chunks(*v, bodies, workload, 8, {1, 3}, {});
+                    for (std::size_t i = 0; i < 2; ++i) {
+                        const double want = static_cast<double>(reference[0].velocity(0)[i]);
+                        ASSERT_GT(std::abs(want), 0.0) << what;
+                        EXPECT_NEAR(static_cast<double>(got[0].state.velocity(0)[i]), want, 1e-5 * std::abs(want))
+                            << what << " body " << i;
+                    }
+                    for (int axis = 0; axis < workload.dim; ++axis)
+                        for (std::size_t i = 0; i < 3; ++i)
+                            ASSERT_TRUE(std::isfinite(got[1].state.position(axis)[i]) &&
+                                        std::isfinite(got[1].state.velocity(axis)[i]))
+                                << what << " body " << i << " axis " << axis << " after 4 steps";
+                },
+                real_of(workload));
+        }
+}
+
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
     for (const VariantDescriptor* v : builtin_registry().match("kokkos.*"))
         EXPECT_EQ(v->distributed, v->id.rfind("kokkos.team_tiled@", 0) == 0) << v->id;
