@@ -17,11 +17,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "host_lanes.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/foldable_masses.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/vector_lanes.hpp"
 #include "team_shape.hpp"
 
 namespace nbody {
@@ -93,15 +93,6 @@ KOKKOS_INLINE_FUNCTION Vec<Real, Dim> negated(const Vec<Real, Dim>& v) {
 // kernel, read by the pull kernel).
 template <class Space>
 using BoundFlag = Kokkos::View<int, typename Space::memory_space>;
-
-// The largest |coordinate| for which no interaction's r2' can overflow, given the largest scale S of
-// any body (1 / sqrt of the smallest mass): |d'| <= 2 S P per axis, so r2' <= 4 Dim S^2 P^2 + eps2 S^2
-// stays below the largest finite Real (a margin of 0.1 % for the sum's roundings).
-template <class Real, int Dim>
-Real position_bound(double largest_scale, double eps2) {
-    const double room = 0.999 * static_cast<double>(std::numeric_limits<Real>::max()) - eps2 * largest_scale * largest_scale;
-    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) / largest_scale) : Real(0);
-}
 
 // folded_mass's reciprocal square root, the one part of the interaction that differs by space: on
 // the GPU the hardware's (InvSqrt: MUFU.RSQ, whose 1/sqrt(inf) is 0); on a host space inv_sqrt.hpp's
@@ -321,7 +312,7 @@ void folded_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Fol
 
 // body_mapping=auto (GPU): one body per thread below N = 4096, two from there (team_tiled's rule
 // before its four per thread from 16384, not measured here); lanes (the host spaces' default): a
-// host vector group of bodies, host_lanes.hpp's kLanes. Tile, team size and slices: team_shape.hpp.
+// host vector group of bodies, vector_lanes.hpp's kLanes. Tile, team size and slices: team_shape.hpp.
 // `bodies`: those whose pulls are summed.
 template <class Real, int Dim>
 int bodies_per_thread_of(const std::string& mapping, int bodies) {
@@ -369,14 +360,9 @@ public:
         check_team_size<Space>(largest, team_size_, 1, this->workload());
     }
 
-    // The host spaces' position bound, from the bodies' smallest mass (the largest scale; masses
-    // never change): called before upload.
-    void bound_positions_for(const BodiesT<Real>& bodies) {
-        double smallest = std::numeric_limits<double>::infinity();
-        for (const Real m : bodies.m) smallest = std::min(smallest, static_cast<double>(m));
-        position_bound_ = bodies.m.empty() ? std::numeric_limits<Real>::max()
-                                           : position_bound<Real, Dim>(1.0 / std::sqrt(smallest), this->eps2());
-    }
+    // The host spaces' position bound (foldable_masses.hpp), from the bodies' masses, which never
+    // change: called before upload.
+    void bound_positions_for(const BodiesT<Real>& bodies) { position_bound_ = folded_position_bound(bodies, this->eps2()); }
 
 private:
     void compute_pulls() override {

@@ -11,9 +11,9 @@
 #include <string>
 #include <type_traits>
 
-#include "host_lanes.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/vector_lanes.hpp"
 #include "nbody/inv_sqrt.hpp"
 
 namespace nbody {

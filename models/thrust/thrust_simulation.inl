@@ -25,25 +25,32 @@
 #include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/reduce.h>
+#include <thrust/transform_reduce.h>
 #include <thrust/sort.h>
 #include <thrust/transform.h>
 
 #include "nbody/errors.hpp"
 #include "nbody/foldable_masses.hpp"
+#include "nbody/inv_sqrt.hpp"
 #include "nbody/physics.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
+#include "nbody/vector_lanes.hpp"
 #include "nbody/workload_dispatch.hpp"
 
 #if defined(__CUDA_ARCH__)
 #define NBODY_THRUST_UNROLL _Pragma("unroll")
 #define NBODY_THRUST_UNROLL_4 _Pragma("unroll 4")
+#define NBODY_THRUST_UNROLL_BODIES _Pragma("unroll")
 #elif defined(__CUDACC__)
 #define NBODY_THRUST_UNROLL
 #define NBODY_THRUST_UNROLL_4
+#define NBODY_THRUST_UNROLL_BODIES
 #else
 #define NBODY_THRUST_UNROLL _Pragma("GCC unroll 8")
 #define NBODY_THRUST_UNROLL_4 _Pragma("GCC unroll 4")
+// thrust.split_j's loop over an item's bodies: on the host the one the compiler vectorises.
+#define NBODY_THRUST_UNROLL_BODIES
 #endif
 
 namespace nbody::thrust_model::NBODY_THRUST_SPACE {
@@ -69,6 +76,23 @@ struct InvSqrt {
 #endif
     }
 };
+
+// thrust.split_j's reciprocal square root: on the GPU InvSqrt; on the host inv_sqrt.hpp's portable
+// estimate, which the compiler vectorises in both precisions (the exact one is a square root and a
+// division per interaction), with r2' saturated in a step where a coordinate passed the bound
+// (foldable_masses.hpp; its estimate of 1/sqrt(inf) is not 0).
+template <class Loop>
+NBODY_HD void with_split_j_inv_sqrt(bool beyond_bound, const Loop& loop) {
+#if defined(__CUDA_ARCH__)
+    (void)beyond_bound;
+    loop(InvSqrt{});
+#else
+    if (beyond_bound)
+        loop(SaturatedPortableInvSqrt{});
+    else
+        loop(PortableInvSqrt{});
+#endif
+}
 
 // The one interaction of this model: physics.hpp's accumulate_pull with InvSqrt.
 template <class Real, int Dim>
@@ -220,50 +244,83 @@ struct ScaleByMass {
 // thrust.split_j: the work item `item` is (group, chunk), group fastest: the pulls of `Bodies`
 // bodies i, group + k * groups, from the bodies j of one chunk. Neighbouring items take
 // neighbouring bodies i and the same j (coalesced, and one broadcast load of j per warp on the
-// GPU). The chunk's pulls go to out[axis][chunk * chunk_stride + i].
+// GPU). The bodies' positions and sums by axis, then body: registers on the GPU (the loop over the
+// bodies unrolled), the lanes of vector registers on the host (that loop vectorised). The chunk's
+// pulls go to out[axis][chunk * chunk_stride + i].
 template <class Real, int Dim, int Bodies>
 struct ChunkPulls {
     const Real* position[Dim];
     const ScaledRecord<Real, Dim>* scaled;
     Real* out[Dim];
     Index n, groups, chunk_length, chunk_stride;
+    bool beyond_bound;  // host: a coordinate passed the position bound this step
     NBODY_HD void operator()(Index item) const {
         const Index chunk = item / groups, group = item - chunk * groups;
         const Index first = chunk * chunk_length;
         const Index end = first + chunk_length < n ? first + chunk_length : n;
-        Vec<Real, Dim> pi[Bodies], a[Bodies];
-        NBODY_THRUST_UNROLL
+        Real pi[Dim][Bodies], a[Dim][Bodies];
+        NBODY_THRUST_UNROLL_BODIES
         for (int k = 0; k < Bodies; ++k) {
             const Index i = group + k * groups;
-            pi[k] = load_axes<Dim>(position, i < n ? i : n - 1);
-            a[k] = Vec<Real, Dim>{};
-        }
-        NBODY_THRUST_UNROLL_4
-        for (Index j = first; j < end; ++j) {
-            // The whole aligned record, so that nvcc loads it as vectors (the field alone: narrower loads).
-            const ScaledRecord<Real, Dim> record = scaled[j];
-            const ScaledBody<Real, Dim>& b = record.body;
             NBODY_THRUST_UNROLL
-            for (int k = 0; k < Bodies; ++k)
-                accumulate_scaled_pull(pi[k], b.position, b.scale, b.softening, a[k], InvSqrt{});
+            for (int axis = 0; axis < Dim; ++axis) {
+                pi[axis][k] = position[axis][i < n ? i : n - 1];
+                a[axis][k] = Real(0);
+            }
         }
-        NBODY_THRUST_UNROLL
+        with_split_j_inv_sqrt(beyond_bound, [&](const auto inv_sqrt) {
+            NBODY_THRUST_UNROLL_4
+            for (Index j = first; j < end; ++j) {
+                // The whole aligned record, so that nvcc loads it as vectors (the field alone: narrower loads).
+                const ScaledRecord<Real, Dim> record = scaled[j];
+                const ScaledBody<Real, Dim>& b = record.body;
+                NBODY_THRUST_UNROLL_BODIES
+                for (int k = 0; k < Bodies; ++k) {
+                    Vec<Real, Dim> body, sum;
+                    NBODY_THRUST_UNROLL
+                    for (int axis = 0; axis < Dim; ++axis) {
+                        body[axis] = pi[axis][k];
+                        sum[axis] = a[axis][k];
+                    }
+                    accumulate_scaled_pull(body, b.position, b.scale, b.softening, sum, inv_sqrt);
+                    NBODY_THRUST_UNROLL
+                    for (int axis = 0; axis < Dim; ++axis) a[axis][k] = sum[axis];
+                }
+            }
+            NBODY_THRUST_UNROLL_BODIES
+            for (int k = 0; k < Bodies; ++k) {
+                const Index i = group + k * groups;
+                // The term j == i is fl(s p_i) - s p_i, a rounding error rather than an exact zero:
+                // the chunk that summed it recomputes it and takes it out, once per body, not per j.
+                if (i < n && i >= first && i < end) {
+                    const ScaledBody<Real, Dim> own = scaled[i].body;
+                    Vec<Real, Dim> body, self{};
+                    NBODY_THRUST_UNROLL
+                    for (int axis = 0; axis < Dim; ++axis) body[axis] = pi[axis][k];
+                    accumulate_scaled_pull(body, own.position, own.scale, own.softening, self, inv_sqrt);
+                    NBODY_THRUST_UNROLL
+                    for (int axis = 0; axis < Dim; ++axis) a[axis][k] -= self[axis];
+                }
+            }
+        });
+        NBODY_THRUST_UNROLL_BODIES
         for (int k = 0; k < Bodies; ++k) {
             const Index i = group + k * groups;
             if (i >= n) continue;
-            // The term j == i is fl(s p_i) - s p_i, a rounding error rather than an exact zero: the
-            // chunk that summed it recomputes it and takes it out, once per body, not per j.
-            if (i >= first && i < end) {
-                const ScaledBody<Real, Dim> own = scaled[i].body;
-                Vec<Real, Dim> self{};
-                accumulate_scaled_pull(pi[k], own.position, own.scale, own.softening, self, InvSqrt{});
-                NBODY_THRUST_UNROLL
-                for (int axis = 0; axis < Dim; ++axis) a[k][axis] -= self[axis];
-            }
             NBODY_THRUST_UNROLL
-            for (int axis = 0; axis < Dim; ++axis) out[axis][chunk * chunk_stride + i] = a[k][axis];
+            for (int axis = 0; axis < Dim; ++axis) out[axis][chunk * chunk_stride + i] = a[axis][k];
         }
     }
+};
+
+// |x|, and the larger of two such, a NaN winning (thrust.split_j's position bound check).
+template <class Real>
+struct Magnitude {
+    NBODY_HD Real operator()(Real x) const { return x < 0 ? -x : x; }
+};
+template <class Real>
+struct Larger {
+    NBODY_HD Real operator()(Real a, Real b) const { return a != a || a > b ? a : b; }
 };
 
 // thrust.split_j: body i's pull, the sum of its chunks' partial pulls (chunk c's axis k at
@@ -340,7 +397,7 @@ enum class MapCount { atomic, sort };
 struct Options {
     std::string id;
     Force force = Force::soa;
-    int bodies_per_call = 1;
+    int bodies_per_call = 1;  // 0: the host's vector group (vector_lanes.hpp's kLanes), thrust.split_j
     long chunks = 0;  // thrust.split_j's chunks of bodies j; 0: from the device's width
     MapCount map_count = MapCount::atomic;
 };
@@ -379,7 +436,7 @@ public:
         : problem_(problem),
           id_(options.id),
           force_(options.force),
-          bodies_per_call_(options.bodies_per_call),
+          bodies_per_call_(options.bodies_per_call == 0 ? kLanes<Real, Dim> : options.bodies_per_call),
           map_count_(options.map_count),
           n_(static_cast<Index>(problem.n)),
           cells_(problem.d * problem.d),
@@ -408,7 +465,10 @@ public:
     using SimulationOf<Real>::download;
 
     void upload(const BodiesT<Real>& initial) override {
-        if (force_ == Force::split_j) require_foldable_masses(initial, problem_.constants.softening, id_, "thrust.packed");
+        if (force_ == Force::split_j) {
+            require_foldable_masses(initial, problem_.constants.softening, id_, "thrust.packed");
+            position_bound_ = folded_position_bound(initial, problem_.constants.eps2());
+        }
         Backend::run([&] {
             for (int k = 0; k < Dim; ++k) {
                 thrust::copy(initial.position(k).begin(), initial.position(k).end(), position_[k].begin());
@@ -491,6 +551,8 @@ private:
             scale.scaled = raw(scaled_);
             scale.eps2 = eps2();
             for_each_index(n_, scale);
+            if constexpr (!Backend::runs_on_gpu)
+                if (bodies_per_call_ == kLanes<Real, Dim>) return split_j_pulls<kLanes<Real, Dim>>();
             switch (bodies_per_call_) {
                 case 1: return split_j_pulls<1>();
                 case 2: return split_j_pulls<2>();
@@ -531,6 +593,7 @@ private:
         f.n = n_;
         f.groups = (n_ + Bodies - 1) / Bodies;
         f.chunk_length = chunk_length_;
+        f.beyond_bound = !Backend::runs_on_gpu && !(largest_coordinate() <= position_bound_);
         const Index chunks = this->chunks();
         if (chunks == 1) {
             for (int k = 0; k < Dim; ++k) f.out[k] = raw(pull_[k]);
@@ -547,6 +610,15 @@ private:
         sum.n = n_;
         sum.chunks = chunks;
         for_each_index(n_, sum);
+    }
+
+    // The largest |coordinate| of any body (or a NaN); one reduction per axis.
+    Real largest_coordinate() {
+        Real largest = 0;
+        for (int k = 0; k < Dim; ++k)
+            largest = thrust::transform_reduce(Backend::policy(), position_[k].begin(), position_[k].end(),
+                                               Magnitude<Real>{}, largest, Larger<Real>{});
+        return largest;
     }
 
     void update_map() {
@@ -582,6 +654,7 @@ private:
     Vector<Packed<Real>> packed_;
     Vector<ScaledRecord<Real, Dim>> scaled_;
     Index chunk_length_ = 1;
+    Real position_bound_ = 0;  // thrust.split_j on the host: foldable_masses.hpp's, set at upload
     Vector<Real> partial_;  // thrust.split_j's partial pulls, chunk-major, then axis, then body
     Vector<int> counts_;
     Vector<float> map_;
@@ -608,7 +681,9 @@ inline std::unique_ptr<Simulation> make_simulation(const Problem& p, const Tunin
     options.id = id;
     options.force = force;
     options.map_count = t.at("map") == "sort" ? MapCount::sort : MapCount::atomic;
-    options.bodies_per_call = t.contains("bodies") ? static_cast<int>(tuning_int(t, "bodies")) : 1;
+    options.bodies_per_call = !t.contains("bodies")      ? 1
+                              : t.at("bodies") == "lanes" ? 0
+                                                          : static_cast<int>(tuning_int(t, "bodies"));
     options.chunks = t.contains("chunks") ? tuning_int(t, "chunks") : 0;
     return make_for_workload<ThrustSimulation>(p, options);
 }
@@ -660,7 +735,15 @@ inline void register_backend(Registry& registry, ExpectedRate naive_rate, Expect
         "thrust::for_each over groups of bodies i; packed (x, y, z, m) bodies j, on the GPU through the read-only cache",
         std::move(packed_tunings), packed_rate, Reproducibility::bitwise);
     std::vector<TuningParameter> split_j_tunings = map_tuning();
-    split_j_tunings.push_back(bodies_tuning("bodies i per work item, each mass-scaled body j loaded once for all of them"));
+    TuningParameter split_j_bodies =
+        bodies_tuning("bodies i per work item, each mass-scaled body j loaded once for all of them");
+    if (!Backend::runs_on_gpu) {
+        split_j_bodies.description += "; lanes: the host's vector group (64 floats or 16-24 doubles with AVX-512, "
+                                      "128 bytes elsewhere), the loop over them vectorised";
+        split_j_bodies.default_value = "lanes";
+        split_j_bodies.allowed_values.push_back("lanes");
+    }
+    split_j_tunings.push_back(std::move(split_j_bodies));
     split_j_tunings.push_back({.name = "chunks",
                                .description = "chunks of the bodies j, each (group of bodies i, chunk) one work item, the "
                                               "chunks' partial pulls summed per body; 0: enough for 32 items per thread the "

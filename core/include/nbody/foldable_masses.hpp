@@ -31,6 +31,21 @@ inline bool positive_finite(double value) {
     return bits > 0 && bits < std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity());
 }
 
+// The largest |coordinate| for which no folded interaction's r2' can overflow, for bodies whose
+// smallest mass gives the largest scale S = m^(-1/2): |d'| <= 2 S P per axis, so that
+// r2' <= 4 Dim S^2 P^2 + eps2 S^2 stays below the largest finite Real (0.1 % kept for the sum's
+// roundings). A portable reciprocal square root (inv_sqrt.hpp) takes r2' saturated in a step where
+// a coordinate passes it; the GPU's MUFU.RSQ of infinity is already 0. The largest Real without bodies.
+template <class Real>
+Real folded_position_bound(const BodiesT<Real>& bodies, double eps2) {
+    if (bodies.m.empty()) return std::numeric_limits<Real>::max();
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const Real m : bodies.m) smallest = std::fmin(smallest, static_cast<double>(m));
+    const double scale = 1.0 / std::sqrt(smallest);
+    const double room = 0.999 * static_cast<double>(std::numeric_limits<Real>::max()) - eps2 * scale * scale;
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * bodies.dim)) / scale) : Real(0);
+}
+
 // UsageError naming the first body whose mass the fold cannot take with this softening;
 // `alternative` is a variant that runs such a state, named in the message.
 template <class Real>

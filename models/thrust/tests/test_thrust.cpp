@@ -7,6 +7,7 @@
 // are refused by the harness: the variants are not `distributed`.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -153,6 +154,49 @@ TEST(Thrust, SplitJRefusesMassesItsScalingCannotKeepFinite) {
         EXPECT_FALSE(upload_refuses_mass<double>(*v, 1e-20)) << v->id;
         EXPECT_TRUE(upload_refuses_mass<double>(*v, 1e-301)) << v->id;  // eps^2/m = 4e301
         EXPECT_TRUE(upload_refuses_mass<double>(*v, 1e201)) << v->id;   // (m/eps^2)^1.5 = 3.95e300
+    }
+}
+
+// A pair of bodies at rest 1 apart and a third so far along x that its r2' with them exceeds the
+// largest Real: on the host, thrust.split_j's portable 1/sqrt takes r2' saturated in such a step
+// (its estimate of 1/sqrt(inf) is not 0). After one Euler step the pair's velocities are dt G times
+// their pull on each other, and after four every value is still finite.
+TEST(Thrust, SplitJPullsNothingWhereRSquaredOverflows) {
+    const PhysicsConstants constants{};
+    const double expected = constants.dt * constants.G / std::pow(1.0 + constants.eps2(), 1.5);
+    for (const VariantDescriptor* v : thrust_variants()) {
+        if (v->id.rfind("thrust.split_j@", 0) != 0 || !v->availability().available) continue;
+        for (const Workload& workload : all_workloads()) {
+            if (workload.integrator != Integrator::euler) continue;
+            std::visit(
+                [&](auto tag) {
+                    using Real = decltype(tag);
+                    BodiesT<Real> bodies(3, workload.dim);
+                    bodies.position(0)[1] = Real(1);
+                    bodies.position(0)[2] = static_cast<Real>(std::is_same_v<Real, float> ? 2e19 : 2e154);
+                    for (std::size_t i = 0; i < 3; ++i) bodies.m[i] = Real(1);
+                    const Problem problem{.n = 3, .d = kMapSize, .constants = constants, .workload = workload,
+                                          .distribution = {}};
+                    auto sim = v->create(problem, Registry::resolve_tuning(*v, {}));
+                    sim->upload(HostState(bodies));
+                    sim->advance(1);
+                    HostState state = BodiesT<Real>{};
+                    std::vector<float> map;
+                    sim->download(state, map);
+                    const auto& after = std::get<BodiesT<Real>>(state);
+                    const std::string what = v->id + " " + workload_name(workload);
+                    EXPECT_NEAR(static_cast<double>(after.velocity(0)[0]), expected, 1e-5 * expected) << what;
+                    EXPECT_NEAR(static_cast<double>(after.velocity(0)[1]), -expected, 1e-5 * expected) << what;
+                    sim->advance(3);
+                    sim->download(state, map);
+                    for (int axis = 0; axis < workload.dim; ++axis)
+                        for (std::size_t i = 0; i < 3; ++i)
+                            EXPECT_TRUE(std::isfinite(std::get<BodiesT<Real>>(state).position(axis)[i]) &&
+                                        std::isfinite(std::get<BodiesT<Real>>(state).velocity(axis)[i]))
+                                << what << " body " << i << " axis " << axis;
+                },
+                workload.precision == Precision::fp32 ? std::variant<float, double>(0.0f) : std::variant<float, double>(0.0));
+        }
     }
 }
 
