@@ -268,6 +268,43 @@ struct StepEndInPullKernel {
     }
 };
 
+// The end of a team of a tiled pull kernel (team_tiled, folded_mass), after the team summed its
+// share of the j tiles into `partial`, the pulls of the block's bodies [block_start, block_start +
+// block_size): with one slice `write(i, pull)` keeps each (unless the kernel ends the step, which
+// keeps them below), with several the team adds them atomically. Where the kernel ends the step
+// (EndsStep: `end_of_step` is a StepEndInPullKernel), the last of the block's `slices` teams then
+// ends its bodies' step and the first rewrites their last moves.
+template <bool EndsStep, class Member, class Ending, class Partial, class View, int Dim, class Write>
+KOKKOS_INLINE_FUNCTION void end_tiled_team(const Member& team, const Ending& end_of_step, const Partial& partial,
+                                           const Axes<View, Dim>& pull, int block, int block_start, int block_size,
+                                           int slices, const Write& write) {
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
+        if (slices == 1) {
+            if (!EndsStep) write(block_start + k, partial(k));
+        } else {
+            NBODY_UNROLL_AXES
+            for (int axis = 0; axis < Dim; ++axis)
+                Kokkos::atomic_add(&pull[axis](block_start + k), partial(k)[axis]);
+        }
+    });
+    if constexpr (EndsStep) {
+        const int place = slices > 1 ? end_of_step.arrive(team, block, slices) : 0;
+        if (place == slices - 1) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
+                const int i = block_start + k;
+                Vec<typename View::non_const_value_type, Dim> body_pull = partial(k);
+                if (slices > 1) {
+                    body_pull = end_of_step.take_added_pull(i);
+                } else {
+                    store(pull, i, body_pull);  // kept as compute_pulls() keeps it
+                }
+                end_of_step.end_body(i, body_pull);
+            });
+        }
+        if (place == 0) end_of_step.rewrite_last_moves(team, block_start, block_size);
+    }
+}
+
 // StepKernels::one_per_advance: what the variant's one kernel for `steps` steps reads and writes.
 // Steps alternate the positions between s.p (the current ones at the start) and p_next; a body's
 // previous move in m.moved is rewritten by the thread that moves it next (one thread per body, so

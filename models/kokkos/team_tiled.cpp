@@ -188,31 +188,8 @@ void team_tiled_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p,
             });
             team.team_barrier();
         }
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
-            if (slices == 1) {
-                if (!EndsStep) write_pull(end_of_step, pull, block_start + k, partial(k));
-            } else {
-                NBODY_UNROLL_AXES
-                for (int axis = 0; axis < Dim; ++axis)
-                    Kokkos::atomic_add(&pull[axis](block_start + k), partial(k)[axis]);
-            }
-        });
-        if constexpr (kEndsStep<Ending>) {
-            const int place = slices > 1 ? end_of_step.arrive(team, block, slices) : 0;
-            if (place == slices - 1) {
-                Kokkos::parallel_for(Kokkos::TeamVectorRange(team, block_size), [&](const int k) {
-                    const int i = block_start + k;
-                    Vec<Real, Dim> body_pull = partial(k);
-                    if (slices > 1) {
-                        body_pull = end_of_step.take_added_pull(i);
-                    } else {
-                        store(pull, i, body_pull);  // kept as compute_pulls() keeps it
-                    }
-                    end_of_step.end_body(i, body_pull);
-                });
-            }
-            if (place == 0) end_of_step.rewrite_last_moves(team, block_start, block_size);
-        }
+        end_tiled_team<kEndsStep<Ending>>(team, end_of_step, partial, pull, block, block_start, block_size, slices,
+                                          [&](const int i, const Sum& value) { write_pull(end_of_step, pull, i, value); });
     };
     if (largest_team != nullptr)
         *largest_team = policy.team_size_max(kernel, Kokkos::ParallelForTag());

@@ -928,6 +928,16 @@ BodiesT<Real> at_rest_with_mass(const Workload& workload, std::size_t n, double 
     return bodies;
 }
 
+// Success when every position and velocity of `state` is finite; else the first body and axis that is not.
+template <class Real>
+::testing::AssertionResult all_finite(const BodiesT<Real>& state) {
+    for (int axis = 0; axis < state.dim; ++axis)
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (!std::isfinite(state.position(axis)[i]) || !std::isfinite(state.velocity(axis)[i]))
+                return ::testing::AssertionFailure() << "body " << i << " axis " << axis << " is not finite";
+    return ::testing::AssertionSuccess();
+}
+
 // A value of the workload's real type, for std::visit to pick the precision's code.
 std::variant<float, double> real_of(const Workload& workload) {
     if (workload.precision == Precision::fp32) return 0.0f;
@@ -1002,11 +1012,7 @@ TEST(Kokkos, FoldedMassAtTheEdgesOfItsRangeFollowsTheReference) {
                         ASSERT_GT(largest, 0.0) << what;
                         const double bound = std::is_same_v<Real, float> ? 1e-5 : 1e-13;
                         EXPECT_LT(worst / largest, bound) << what;
-                        for (int axis = 0; axis < workload.dim; ++axis)
-                            for (std::size_t i = 0; i < initial.size(); ++i)
-                                ASSERT_TRUE(std::isfinite(got[1].state.position(axis)[i]) &&
-                                            std::isfinite(got[1].state.velocity(axis)[i]))
-                                    << what << " body " << i << " after 10 steps";
+                        ASSERT_TRUE(all_finite(got[1].state)) << what << " after 10 steps";
                     }
                 },
                 real_of(workload));
@@ -1072,11 +1078,7 @@ TEST(Kokkos, PortableInverseSquareRootPullsNothingWhereRSquaredOverflows) {
                         EXPECT_NEAR(static_cast<double>(got[0].state.velocity(0)[i]), want, 1e-5 * std::abs(want))
                             << what << " body " << i;
                     }
-                    for (int axis = 0; axis < workload.dim; ++axis)
-                        for (std::size_t i = 0; i < 3; ++i)
-                            ASSERT_TRUE(std::isfinite(got[1].state.position(axis)[i]) &&
-                                        std::isfinite(got[1].state.velocity(axis)[i]))
-                                << what << " body " << i << " axis " << axis << " after 4 steps";
+                    ASSERT_TRUE(all_finite(got[1].state)) << what << " after 4 steps";
                 },
                 real_of(workload));
         }
