@@ -112,6 +112,23 @@ KOKKOS_INLINE_FUNCTION void with_inv_sqrt(const Flag& beyond_bound, const Loop& 
 #endif
 }
 
+// On a host space, the flag set where a coordinate of `p` passes `bound`; nothing on the GPU. A
+// function of its own: the pack kernel's lambda must capture the same variables in nvcc's host and
+// device passes (a lambda whose captures differ by __CUDA_ARCH__ launches a kernel that does not
+// exist: "invalid resource handle").
+template <class Flag, class Real, int Dim>
+KOKKOS_INLINE_FUNCTION void flag_beyond_bound(const Flag& beyond_bound, const Vec<Real, Dim>& p, Real bound) {
+#if defined(__CUDA_ARCH__)
+    (void)beyond_bound;
+    (void)p;
+    (void)bound;
+#else
+    bool beyond = false;
+    for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(p[k]) <= bound);
+    if (beyond) Kokkos::atomic_exchange(&beyond_bound(), 1);
+#endif
+}
+
 // The host spaces' bound check, cleared before each step's pack kernel (a functor: nvcc refuses an
 // extended lambda in a discarded if constexpr branch).
 template <class Space>
@@ -135,12 +152,7 @@ void pack_folded_bodies(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> 
         KOKKOS_LAMBDA(const int j) {
             const Vec<Real, Dim> pj = load(p, j);
             folded.store(j, scale_by_mass(pj, m(j), eps2));
-#if !defined(__CUDA_ARCH__)
-            bool beyond = false;
-            NBODY_UNROLL_AXES
-            for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(pj[k]) <= bound);
-            if (beyond) Kokkos::atomic_exchange(&beyond_bound(), 1);
-#endif
+            flag_beyond_bound(beyond_bound, pj, bound);
         });
 }
 
