@@ -944,6 +944,15 @@ std::variant<float, double> real_of(const Workload& workload) {
     return 0.0;
 }
 
+// check(v, workload, a value of the workload's Real) for every variant and every Euler workload.
+template <class Check>
+void for_each_euler_workload(const std::vector<const VariantDescriptor*>& variants, const Check& check) {
+    for (const VariantDescriptor* v : variants)
+        for (const Workload& workload : all_workloads())
+            if (workload.integrator == Integrator::euler)
+                std::visit([&](auto tag) { check(v, workload, tag); }, real_of(workload));
+}
+
 TEST(Kokkos, FoldedMassRefusesMassesOutsideItsRangeAtUpload) {
     // Just outside either edge, zero, negative and non-finite: upload, before any step, throws a
     // UsageError naming the body, its mass and the range; the same state with the mass back inside
@@ -990,33 +999,27 @@ TEST(Kokkos, FoldedMassAtTheEdgesOfItsRangeFollowsTheReference) {
     // precisions, N = 100 (no multiple of a tile).
     const auto variants = folded_mass_variants();
     if (variants.empty()) GTEST_SKIP() << "no kokkos.folded_mass space can run here";
-    for (const VariantDescriptor* v : variants)
-        for (const Workload& workload : all_workloads()) {
-            if (workload.integrator != Integrator::euler) continue;
-            std::visit(
-                [&](auto tag) {
-                    using Real = decltype(tag);
-                    const FoldRange range = fold_range<Real>();
-                    for (const double mass : {range.lowest * 1.01, range.highest * 0.99}) {
-                        const std::string what = v->id + " " + to_string(workload) + " m=" + std::to_string(mass);
-                        const BodiesT<Real> initial = at_rest_with_mass<Real>(workload, 100, mass);
-                        const auto reference = reference_states(initial, workload.integrator, {1});
-                        const auto got = simulate_in_chunks(*v, initial, workload, 8, {1, 10}, {});
-                        double largest = 0, worst = 0;
-                        for (int axis = 0; axis < workload.dim; ++axis)
-                            for (std::size_t i = 0; i < initial.size(); ++i) {
-                                const double want = static_cast<double>(reference[0].velocity(axis)[i]);
-                                largest = std::max(largest, std::abs(want));
-                                worst = std::max(worst, std::abs(static_cast<double>(got[0].state.velocity(axis)[i]) - want));
-                            }
-                        ASSERT_GT(largest, 0.0) << what;
-                        const double bound = std::is_same_v<Real, float> ? 1e-5 : 1e-13;
-                        EXPECT_LT(worst / largest, bound) << what;
-                        ASSERT_TRUE(all_finite(got[1].state)) << what << " after 10 steps";
-                    }
-                },
-                real_of(workload));
+    for_each_euler_workload(variants, [&](const VariantDescriptor* v, const Workload& workload, auto tag) {
+        using Real = decltype(tag);
+        const FoldRange range = fold_range<Real>();
+        for (const double mass : {range.lowest * 1.01, range.highest * 0.99}) {
+            const std::string what = v->id + " " + to_string(workload) + " m=" + std::to_string(mass);
+            const BodiesT<Real> initial = at_rest_with_mass<Real>(workload, 100, mass);
+            const auto reference = reference_states(initial, workload.integrator, {1});
+            const auto got = simulate_in_chunks(*v, initial, workload, 8, {1, 10}, {});
+            double largest = 0, worst = 0;
+            for (int axis = 0; axis < workload.dim; ++axis)
+                for (std::size_t i = 0; i < initial.size(); ++i) {
+                    const double want = static_cast<double>(reference[0].velocity(axis)[i]);
+                    largest = std::max(largest, std::abs(want));
+                    worst = std::max(worst, std::abs(static_cast<double>(got[0].state.velocity(axis)[i]) - want));
+                }
+            ASSERT_GT(largest, 0.0) << what;
+            const double bound = std::is_same_v<Real, float> ? 1e-5 : 1e-13;
+            EXPECT_LT(worst / largest, bound) << what;
+            ASSERT_TRUE(all_finite(got[1].state)) << what << " after 10 steps";
         }
+    });
 }
 
 TEST(Kokkos, FoldedMassTakesOutTheTermOfEachBodyOnItself) {
@@ -1058,30 +1061,24 @@ TEST(Kokkos, PortableInverseSquareRootPullsNothingWhereRSquaredOverflows) {
     for (const VariantDescriptor* v : available_kokkos(false))
         if (v->id.rfind("kokkos.simd@", 0) == 0 || v->id.rfind("kokkos.folded_mass@", 0) == 0) variants.push_back(v);
     if (variants.empty()) GTEST_SKIP() << "no kokkos.simd or kokkos.folded_mass space can run here";
-    for (const VariantDescriptor* v : variants)
-        for (const Workload& workload : all_workloads()) {
-            if (workload.integrator != Integrator::euler) continue;
-            std::visit(
-                [&](auto tag) {
-                    using Real = decltype(tag);
-                    const double far = std::is_same_v<Real, float> ? 2e19 : 2e154;  // far^2 > the largest Real
-                    BodiesT<Real> bodies(3, workload.dim);
-                    bodies.position(0)[1] = Real(1);
-                    bodies.position(0)[2] = static_cast<Real>(far);
-                    for (std::size_t i = 0; i < 3; ++i) bodies.m[i] = Real(1);
-                    const std::string what = v->id + " " + to_string(workload);
-                    const auto reference = reference_states(bodies, workload.integrator, {1});
-                    const auto got = simulate_in_chunks(*v, bodies, workload, 8, {1, 3}, {});
-                    for (std::size_t i = 0; i < 2; ++i) {
-                        const double want = static_cast<double>(reference[0].velocity(0)[i]);
-                        ASSERT_GT(std::abs(want), 0.0) << what;
-                        EXPECT_NEAR(static_cast<double>(got[0].state.velocity(0)[i]), want, 1e-5 * std::abs(want))
-                            << what << " body " << i;
-                    }
-                    ASSERT_TRUE(all_finite(got[1].state)) << what << " after 4 steps";
-                },
-                real_of(workload));
+    for_each_euler_workload(variants, [&](const VariantDescriptor* v, const Workload& workload, auto tag) {
+        using Real = decltype(tag);
+        const double far = std::is_same_v<Real, float> ? 2e19 : 2e154;  // far^2 > the largest Real
+        BodiesT<Real> bodies(3, workload.dim);
+        bodies.position(0)[1] = Real(1);
+        bodies.position(0)[2] = static_cast<Real>(far);
+        for (std::size_t i = 0; i < 3; ++i) bodies.m[i] = Real(1);
+        const std::string what = v->id + " " + to_string(workload);
+        const auto reference = reference_states(bodies, workload.integrator, {1});
+        const auto got = simulate_in_chunks(*v, bodies, workload, 8, {1, 3}, {});
+        for (std::size_t i = 0; i < 2; ++i) {
+            const double want = static_cast<double>(reference[0].velocity(0)[i]);
+            ASSERT_GT(std::abs(want), 0.0) << what;
+            EXPECT_NEAR(static_cast<double>(got[0].state.velocity(0)[i]), want, 1e-5 * std::abs(want))
+                << what << " body " << i;
         }
+        ASSERT_TRUE(all_finite(got[1].state)) << what << " after 4 steps";
+    });
 }
 
 TEST(Kokkos, OnlyTeamTiledIsDistributed) {
