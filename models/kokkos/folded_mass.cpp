@@ -10,13 +10,12 @@
 // recomputes it for the bodies whose own tile it summed and takes it out again (as
 // cuda.folded_mass). Masses outside the range that keeps the fold finite are refused at upload
 // (MassRangeChecked). One rank: the variant is not distributed.
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "bound_flag.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/foldable_masses.hpp"
@@ -88,54 +87,6 @@ KOKKOS_INLINE_FUNCTION Vec<Real, Dim> negated(const Vec<Real, Dim>& v) {
     for (int k = 0; k < Dim; ++k) out[k] = -v[k];
     return out;
 }
-
-// Whether a coordinate of some body passed the step's position bound (host spaces: set by the pack
-// kernel, read by the pull kernel).
-template <class Space>
-using BoundFlag = Kokkos::View<int, typename Space::memory_space>;
-
-// folded_mass's reciprocal square root, the one part of the interaction that differs by space: on
-// the GPU the hardware's (InvSqrt: MUFU.RSQ, whose 1/sqrt(inf) is 0); on a host space inv_sqrt.hpp's
-// portable estimate, which the compiler vectorises in both precisions (the host's 1/sqrt, which is
-// also Kokkos::rsqrt's there, is a square root and a division in float64), with r2' saturated in a
-// step where some coordinate passed the bound (the estimate of 1/sqrt(inf) is not 0).
-template <class Flag, class Loop>
-KOKKOS_INLINE_FUNCTION void with_inv_sqrt(const Flag& beyond_bound, const Loop& loop) {
-#if defined(__CUDA_ARCH__)
-    (void)beyond_bound;
-    loop(InvSqrt{});
-#else
-    if (beyond_bound() != 0)
-        loop(SaturatedPortableInvSqrt{});
-    else
-        loop(PortableInvSqrt{});
-#endif
-}
-
-// On a host space, the flag set where a coordinate of `p` passes `bound`; nothing on the GPU. A
-// function of its own: the pack kernel's lambda must capture the same variables in nvcc's host and
-// device passes (a lambda whose captures differ by __CUDA_ARCH__ launches a kernel that does not
-// exist: "invalid resource handle").
-template <class Flag, class Real, int Dim>
-KOKKOS_INLINE_FUNCTION void flag_beyond_bound(const Flag& beyond_bound, const Vec<Real, Dim>& p, Real bound) {
-#if defined(__CUDA_ARCH__)
-    (void)beyond_bound;
-    (void)p;
-    (void)bound;
-#else
-    bool beyond = false;
-    for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(p[k]) <= bound);
-    if (beyond) Kokkos::atomic_exchange(&beyond_bound(), 1);
-#endif
-}
-
-// The host spaces' bound check, cleared before each step's pack kernel (a functor: nvcc refuses an
-// extended lambda in a discarded if constexpr branch).
-template <class Space>
-struct ClearBoundFlag {
-    BoundFlag<Space> flag;
-    KOKKOS_INLINE_FUNCTION void operator()(const int) const { flag() = 0; }
-};
 
 // Every body j of the step packed as scale_by_mass (s computed in double there); on a host space
 // the bound flag set where a coordinate passes `bound` (the GPU's reciprocal square root needs no
@@ -462,12 +413,10 @@ void register_kokkos_folded_mass(Registry& registry) {
             tile.default_value = "auto";
             tile.allowed_values.insert(tile.allowed_values.begin(), "auto");
             if (!gpu) {
-                mapping.description += "; lanes: a group of bodies in the lanes of vector registers, " +
-                                       std::string("the loop over them vectorised (64 floats or 16-24 doubles with "
-                                                   "AVX-512, 128 bytes elsewhere)");
+                mapping.description += "; lanes: a group of bodies in the lanes of vector registers, the loop over "
+                                       "them vectorised (64 floats or 16-24 doubles with AVX-512, 128 bytes elsewhere)";
                 mapping.allowed_values.push_back("lanes");
-            }
-            if (gpu) {
+            } else {
                 mapping.description += " (auto: thread below N = 4096, else pair)";
                 mapping.allowed_values.insert(mapping.allowed_values.begin(), "auto");
                 team_size.description += " (auto: tile / 2 with body_mapping=pair, tile / 4 with quad, else min(tile, 256))";

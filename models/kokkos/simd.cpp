@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include "bound_flag.hpp"
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/vector_lanes.hpp"
@@ -21,12 +22,6 @@ namespace kokkos {
 
 template <class Space, class Real>
 using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
-
-// Whether some coordinate of some body is beyond `bound` (then a pair's r^2 may overflow): set by the
-// fold kernel, read by the pull kernel. A View of one int, zeroed by its own kernel, so the step stays
-// three kernels that a graph records.
-template <class Space>
-using OverflowFlag = Kokkos::View<int, typename Space::memory_space>;
 
 // The largest |coordinate| for which no pair's r^2 = sum of Dim squared differences + eps2 can
 // overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real.
@@ -44,17 +39,15 @@ Real overflow_free_bound(Real eps2) {
 // variant is registered for host spaces only.
 template <class Space, class Real, int Dim>
 void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, DeviceReals<Space, Real> m,
-                FoldedMasses<Space, Real> folded, OverflowFlag<Space> overflow, DeviceAxes<Space, Real, Dim> pull,
+                FoldedMasses<Space, Real> folded, BoundFlag<Space> overflow, DeviceAxes<Space, Real, Dim> pull,
                 int n, Real eps2) {
     const Real bound = overflow_free_bound<Real, Dim>(eps2);
     dispatch.parallel_for("nbody::kokkos::simd::clear_flag", Kokkos::RangePolicy<Space>(dispatch.space(), 0, 1),
-                          [=](const int) { overflow() = 0; });
+                          ClearBoundFlag<Space>{overflow});
     dispatch.parallel_for("nbody::kokkos::simd::fold", Kokkos::RangePolicy<Space>(dispatch.space(), 0, n),
                           [=](const int j) {
                               folded(j) = PortableInvSqrt::fold(m(j));
-                              bool beyond = false;
-                              for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(p[k](j)) <= bound);
-                              if (beyond) Kokkos::atomic_exchange(&overflow(), 1);
+                              flag_beyond_bound(overflow, load(p, j), bound);
                           });
     constexpr int lanes = kLanes<Real, Dim>;
     const int groups = (n + lanes - 1) / lanes;
@@ -88,6 +81,7 @@ void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Devic
                     }
                 }
             };
+            // Host code: with_inv_sqrt's GPU branch would compile this folded-mass sum for InvSqrt.
             if (overflow() == 0)
                 sum_over_j(PortableInvSqrt{});
             else
@@ -112,7 +106,7 @@ private:
     }
 
     FoldedMasses<Space, Real> folded_masses_;
-    OverflowFlag<Space> overflow_{"nbody::kokkos::simd::overflow"};
+    BoundFlag<Space> overflow_{"nbody::kokkos::simd::overflow"};
 };
 
 }  // namespace kokkos
