@@ -206,30 +206,6 @@ private:
     unsigned int grid_ = 1;
 };
 
-// A state with masses the fold cannot keep finite is refused at upload (foldable_masses.hpp).
-template <class Real>
-class MassRangeChecked final : public SimulationOf<Real> {
-public:
-    MassRangeChecked(std::unique_ptr<SimulationOf<Real>> folded, double softening)
-        : folded_(std::move(folded)), softening_(softening) {}
-
-    using SimulationOf<Real>::upload;
-    using SimulationOf<Real>::download;
-    void upload(const BodiesT<Real>& initial) override {
-        require_foldable_masses(initial, softening_, "cuda.folded_mass", "cuda.sliced");
-        folded_->upload(initial);
-    }
-    void advance(int steps) override { folded_->advance(steps); }
-    void synchronize() override { folded_->synchronize(); }
-    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
-        folded_->download(state, activity_map);
-    }
-
-private:
-    std::unique_ptr<SimulationOf<Real>> folded_;
-    double softening_;
-};
-
 }  // namespace
 
 VariantDescriptor folded_mass_variant() {
@@ -239,8 +215,8 @@ VariantDescriptor folded_mass_variant() {
         {map_tuning()},
         [](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
             return dispatch_workload(p.workload, [&]<class Real, int Dim>() -> std::unique_ptr<Simulation> {
-                return std::make_unique<MassRangeChecked<Real>>(std::make_unique<FoldedMass<Real, Dim>>(p, t),
-                                                                p.constants.softening);
+                return std::make_unique<MassRangeChecked<Real, FoldedMass<Real, Dim>>>(
+                    "cuda.folded_mass", "cuda.sliced", p.constants.softening, p, t);
             });
         },
         // 0.747 (3D) and 0.753 (2D) of the limit at N = 262144 in the pull-kernel lab, 0.727 at 65536

@@ -2,7 +2,8 @@
 // The bound check of the portable reciprocal square root (inv_sqrt.hpp) on host spaces: its estimate
 // of 1/sqrt(inf) is not 0, so a kernel that packs the bodies j flags a step in which a coordinate
 // passes the bound beyond which r^2 may overflow, and the pull kernel then saturates r^2
-// (kokkos.folded_mass, kokkos.simd). The GPU's MUFU.RSQ of infinity is 0: no check there.
+// (kokkos.folded_mass, kokkos.simd; physics.hpp's with_hardware_or_portable_inv_sqrt reads the
+// flag). The GPU's MUFU.RSQ of infinity is 0: no check there.
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -18,24 +19,6 @@ namespace nbody::kokkos {
 // that a step stays kernels a graph records.
 template <class Space>
 using BoundFlag = Kokkos::View<int, typename Space::memory_space>;
-
-// `loop` called with the reciprocal square root of the step: on the GPU the hardware's (InvSqrt:
-// MUFU.RSQ, whose 1/sqrt(inf) is 0: kokkos.folded_mass's one per-space difference in its
-// interaction); on a host space inv_sqrt.hpp's portable estimate, which the compiler vectorises in
-// both precisions (the host's 1/sqrt, which is also Kokkos::rsqrt's there, is a square root and a
-// division in float64), saturating r^2 in a step where some coordinate passed the bound.
-template <class Flag, class Loop>
-KOKKOS_INLINE_FUNCTION void with_inv_sqrt(const Flag& beyond_bound, const Loop& loop) {
-#if defined(__CUDA_ARCH__)
-    (void)beyond_bound;
-    loop(InvSqrt{});
-#else
-    if (beyond_bound() != 0)
-        loop(SaturatedPortableInvSqrt{});
-    else
-        loop(PortableInvSqrt{});
-#endif
-}
 
 // On a host space, the flag set where a coordinate of `p` passes `bound`; nothing on the GPU. A
 // function of its own: the pack kernel's lambda must capture the same variables in nvcc's host and

@@ -81,7 +81,7 @@ void simd_pulls(Dispatch<Space>& dispatch, DeviceAxes<Space, Real, Dim> p, Devic
                     }
                 }
             };
-            // Host code: with_inv_sqrt's GPU branch would compile this folded-mass sum for InvSqrt.
+            // Host code: with_hardware_or_portable_inv_sqrt's GPU branch would compile this folded-mass sum for InvSqrt.
             if (overflow() == 0)
                 sum_over_j(PortableInvSqrt{});
             else

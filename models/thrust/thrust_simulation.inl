@@ -77,23 +77,6 @@ struct InvSqrt {
     }
 };
 
-// thrust.split_j's reciprocal square root: on the GPU InvSqrt; on the host inv_sqrt.hpp's portable
-// estimate, which the compiler vectorises in both precisions (the exact one is a square root and a
-// division per interaction), with r2' saturated in a step where a coordinate passed the bound
-// (foldable_masses.hpp; its estimate of 1/sqrt(inf) is not 0).
-template <class Loop>
-NBODY_HD void with_split_j_inv_sqrt(bool beyond_bound, const Loop& loop) {
-#if defined(__CUDA_ARCH__)
-    (void)beyond_bound;
-    loop(InvSqrt{});
-#else
-    if (beyond_bound)
-        loop(SaturatedPortableInvSqrt{});
-    else
-        loop(PortableInvSqrt{});
-#endif
-}
-
 // The one interaction of this model: physics.hpp's accumulate_pull with InvSqrt.
 template <class Real, int Dim>
 NBODY_HD inline void interact(const Vec<Real, Dim>& pi, const Vec<Real, Dim>& pj, Real mj, Real eps2,
@@ -268,7 +251,9 @@ struct ChunkPulls {
                 a[axis][k] = Real(0);
             }
         }
-        with_split_j_inv_sqrt(beyond_bound, [&](const auto inv_sqrt) {
+        // On the host the portable estimate (one FMA sequence in both precisions, no square root and
+        // division per interaction), saturating r2' in a step where a coordinate passed the bound.
+        with_hardware_or_portable_inv_sqrt<InvSqrt>([&] { return beyond_bound; }, [&](const auto inv_sqrt) {
             NBODY_THRUST_UNROLL_4
             for (Index j = first; j < end; ++j) {
                 // The whole aligned record, so that nvcc loads it as vectors (the field alone: narrower loads).
@@ -290,9 +275,10 @@ struct ChunkPulls {
             NBODY_THRUST_UNROLL_BODIES
             for (int k = 0; k < Bodies; ++k) {
                 const Index i = group + k * groups;
+                if (i >= n) continue;
                 // The term j == i is fl(s p_i) - s p_i, a rounding error rather than an exact zero:
                 // the chunk that summed it recomputes it and takes it out, once per body, not per j.
-                if (i < n && i >= first && i < end) {
+                if (i >= first && i < end) {
                     const ScaledBody<Real, Dim> own = scaled[i].body;
                     Vec<Real, Dim> body, self{};
                     NBODY_THRUST_UNROLL
@@ -301,15 +287,10 @@ struct ChunkPulls {
                     NBODY_THRUST_UNROLL
                     for (int axis = 0; axis < Dim; ++axis) a[axis][k] -= self[axis];
                 }
+                NBODY_THRUST_UNROLL
+                for (int axis = 0; axis < Dim; ++axis) out[axis][chunk * chunk_stride + i] = a[axis][k];
             }
         });
-        NBODY_THRUST_UNROLL_BODIES
-        for (int k = 0; k < Bodies; ++k) {
-            const Index i = group + k * groups;
-            if (i >= n) continue;
-            NBODY_THRUST_UNROLL
-            for (int axis = 0; axis < Dim; ++axis) out[axis][chunk * chunk_stride + i] = a[axis][k];
-        }
     }
 };
 

@@ -11,9 +11,12 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "nbody/bodies.hpp"
 #include "nbody/errors.hpp"
+#include "nbody/variant.hpp"
 
 namespace nbody {
 
@@ -69,5 +72,39 @@ void require_foldable_masses(const BodiesT<Real>& bodies, double softening, cons
         throw UsageError(text);
     }
 }
+
+// A folding variant (Folded, a SimulationOf<Real>) whose upload refuses, before any step, a state with
+// masses the fold cannot keep finite (require_foldable_masses, naming `variant` and `alternative`). A
+// Folded with a portable reciprocal square root takes the masses' position bound first
+// (bound_positions_for). Not final: a model may name its own constructor (Kokkos' registration).
+template <class Real, class Folded>
+class MassRangeChecked : public SimulationOf<Real> {
+public:
+    using SimulationOf<Real>::upload;
+    using SimulationOf<Real>::download;
+
+    template <class... FoldedArguments>
+    MassRangeChecked(std::string variant, std::string alternative, double softening, FoldedArguments&&... arguments)
+        : folded_(std::forward<FoldedArguments>(arguments)...),
+          variant_(std::move(variant)),
+          alternative_(std::move(alternative)),
+          softening_(softening) {}
+
+    void upload(const BodiesT<Real>& initial) override {
+        require_foldable_masses(initial, softening_, variant_, alternative_);
+        if constexpr (requires { folded_.bound_positions_for(initial); }) folded_.bound_positions_for(initial);
+        folded_.upload(initial);
+    }
+    void advance(int steps) override { folded_.advance(steps); }
+    void synchronize() override { folded_.synchronize(); }
+    void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
+        folded_.download(state, activity_map);
+    }
+
+private:
+    Folded folded_;
+    std::string variant_, alternative_;
+    double softening_;
+};
 
 }  // namespace nbody

@@ -100,6 +100,24 @@ NBODY_HD inline Real inv_sqrt_cubed(const InvSqrt& inv_sqrt, Real x) {
     }
 }
 
+// `loop` called with the reciprocal square root of a source written once for the GPU and the host:
+// in device code the model's `Hardware` one (MUFU.RSQ, whose 1/sqrt(inf) is 0); in host code
+// inv_sqrt.hpp's portable estimate, which compilers vectorise in both precisions, saturating r^2 in
+// a step where `beyond_bound()` (read on the host only) says a coordinate passed the position bound
+// (foldable_masses.hpp's folded_position_bound): the estimate of 1/sqrt(inf) is not 0.
+template <class Hardware, class BeyondBound, class Loop>
+NBODY_HD inline void with_hardware_or_portable_inv_sqrt(const BeyondBound& beyond_bound, const Loop& loop) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    (void)beyond_bound;
+    loop(Hardware{});
+#else
+    if (beyond_bound())
+        loop(SaturatedPortableInvSqrt{});
+    else
+        loop(PortableInvSqrt{});
+#endif
+}
+
 // d^2 + r2, one step of |d|^2 + eps2. On the GPU in float64 rounded toward zero (the same DFMA
 // with a rounding modifier: no instruction added), so that a sum beyond the largest double stays
 // finite: the refined double rsqrt (MUFU.RSQ64H, then y e terms with e = 1 - v y^2) of infinity is
