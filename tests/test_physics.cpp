@@ -1,6 +1,7 @@
 // One step on hand-computed systems (2D and 3D), the activity map at its edges, momentum
 // conservation, the integrators' long-run behaviour (energy, time reversibility), and the pull in
-// mass-scaled coordinates with the masses it can take.
+// mass-scaled coordinates with the masses it can take; the directive models' scalar forms of the
+// interaction and the integrator halves, bitwise the Vec forms.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "nbody/foldable_masses.hpp"
@@ -15,6 +17,7 @@
 #include "nbody/inv_sqrt.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/scalar_physics.hpp"
 
 namespace nbody {
 namespace {
@@ -376,6 +379,70 @@ TEST(ScaledPull, EqualsThePullOfTheUnscaledBody) {
     expect_scaled_pull_equals_pull<float, 3>();
     expect_scaled_pull_equals_pull<double, 2>();
     expect_scaled_pull_equals_pull<double, 3>();
+}
+
+// scalar_physics.hpp against physics.hpp: body j's pull on body i from interact and from
+// accumulate_pull with the exact inv_sqrt, then one step's halves axis by axis (with the integrator
+// given as an Integrator and as a bool) and as Vecs, all compared bit for bit.
+template <class Real, int Dim>
+void expect_scalar_forms_equal_vec_forms() {
+    const Real eps2 = static_cast<Real>(kConstants.eps2()), G = static_cast<Real>(kConstants.G),
+               dt = static_cast<Real>(kConstants.dt);
+    std::uint32_t state = 12345;
+    const auto next = [&state] {  // in [0, 1)
+        state = state * 1664525u + 1013904223u;
+        return static_cast<Real>(state >> 8) / static_cast<Real>(1u << 24);
+    };
+    for (int trial = 0; trial < 200; ++trial) {
+        Vec<Real, Dim> pi, pj, a{};
+        for (int k = 0; k < Dim; ++k) {
+            pi[k] = next() * Real(4) - Real(2);
+            pj[k] = next() * Real(4) - Real(2);
+            a[k] = next() - Real(0.5);
+        }
+        const Real mj = next() + Real(0.01);
+        Real scalar[3] = {a[0], a[1], Dim == 3 ? a[2] : Real(0)};
+        interact<Real, Dim>(pi[0], pi[1], Dim == 3 ? pi[2] : Real(0), pj[0], pj[1], Dim == 3 ? pj[2] : Real(0), mj,
+                            eps2, scalar[0], scalar[1], scalar[2]);
+        accumulate_pull(pi, pj, mj, eps2, a, ExactInvSqrt{});
+        for (int k = 0; k < Dim; ++k) EXPECT_EQ(scalar[k], a[k]) << "pull, axis " << k << " trial " << trial;
+
+        for (const Integrator integrator : {Integrator::euler, Integrator::leapfrog}) {
+            Vec<Real, Dim> p = pi, v, pull = a;
+            for (int k = 0; k < Dim; ++k) v[k] = next() - Real(0.5);
+            Real pos[Dim], vel[Dim], pos_bool[Dim], vel_bool[Dim], moved[Dim];
+            for (int k = 0; k < Dim; ++k) {
+                pos[k] = pos_bool[k] = p[k];
+                vel[k] = vel_bool[k] = v[k];
+            }
+            const bool leapfrog = integrator == Integrator::leapfrog;
+            for (int k = 0; k < Dim; ++k) {
+                advance_axis_before_force(integrator, pos, vel, pull.c, k, G, dt);
+                advance_axis_before_force(leapfrog, pos_bool, vel_bool, pull.c, k, G, dt);
+            }
+            advance_before_force(integrator, p, v, pull, G, dt);
+            for (int k = 0; k < Dim; ++k) {
+                moved[k] = advance_axis_after_force(integrator, pos, vel, pull.c, k, G, dt);
+                advance_axis_after_force(leapfrog, pos_bool, vel_bool, pull.c, k, G, dt);
+            }
+            advance_after_force(integrator, p, v, pull, G, dt);
+            for (int k = 0; k < Dim; ++k) {
+                const std::string where = std::string(to_string(integrator)) + ", axis " + std::to_string(k);
+                EXPECT_EQ(pos[k], p[k]) << where;
+                EXPECT_EQ(vel[k], v[k]) << where;
+                EXPECT_EQ(moved[k], p[k]) << where;
+                EXPECT_EQ(pos_bool[k], p[k]) << where;
+                EXPECT_EQ(vel_bool[k], v[k]) << where;
+            }
+        }
+    }
+}
+
+TEST(ScalarPhysics, EqualsTheVecFormsBitwise) {
+    expect_scalar_forms_equal_vec_forms<float, 2>();
+    expect_scalar_forms_equal_vec_forms<float, 3>();
+    expect_scalar_forms_equal_vec_forms<double, 2>();
+    expect_scalar_forms_equal_vec_forms<double, 3>();
 }
 
 // The fold's range at eps = 2: eps2/m and (m/eps2)^1.5 within 1e-30..1e30 (float32), i.e.

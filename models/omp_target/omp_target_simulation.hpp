@@ -1,9 +1,10 @@
 #pragma once
 // What every omp_target variant shares: the state kept resident on the device across steps
-// (`target enter data` at upload, `target exit data` at destruction), the integration halves and
-// the activity map in target regions of their own, the one interaction of this model, and the
-// launch tunings. A variant supplies only its force kernel (a Force with a `pulls` member); its
-// whole code is in its own file.
+// (`target enter data` at upload, `target exit data` at destruction; the host arrays are
+// nbody/axis_major_state.hpp's), the integration halves and the activity map in target regions of
+// their own, and the launch tunings. A variant supplies only its force kernel (a Force with a
+// `pulls` member) written with nbody/scalar_physics.hpp's `interact`; its whole code is in its own
+// file.
 //
 // Device layout, structure of arrays with the axes one after another: pos[k * n + i] (k < Dim).
 // Every target region names the host pointers of these arrays; being present (mapped at upload),
@@ -15,20 +16,20 @@
 // SIMT memory (GOMP_SIMT_ENTER_ALLOC), and in the PTX it wrote for these kernels the stores into
 // those slots were gone while the loads remained (every workload but 3d/fp64, whose values stayed
 // in registers). So the device code indexes the arrays directly, keeps a body in scalars
-// (x, y, z), and calls only the always-inlined scalar functions below, whose locals are scalars;
-// scripts/ptx_simt_report.py checks the PTX for SIMT private bytes.
+// (x, y, z), and calls only nbody/scalar_physics.hpp's always-inlined functions, whose locals are
+// scalars; scripts/ptx_simt_report.py checks the PTX for SIMT private bytes.
 #include <omp.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "nbody/axis_major_state.hpp"
 #include "nbody/libgomp_device.hpp"
 #include "nbody/physics.hpp"
+#include "nbody/scalar_physics.hpp"
 #include "nbody/variant.hpp"
 #include "nbody/workload_dispatch.hpp"
 
@@ -59,72 +60,10 @@ struct Launch {
 // The tuned launch for `n` items of which one OpenMP thread takes `per_thread`.
 Launch launch_for(const TuningValues& tuning, std::size_t n, int per_thread);
 
-// Inlined before the offload compile sees the call: GCC inlines into the outlined `simd` body after
-// OpenMP lowering, and a call left out of line would take its scalars' addresses.
-#define NBODY_OMP_TARGET_INLINE __attribute__((always_inline)) inline
-
-// The one interaction of this model: body j's pull (without G) on body i added to (ax, ay, az),
-// m_j * d / (|d|^2 + eps2)^(3/2), d = p_j - p_i, the exact reciprocal square root. The arithmetic
-// and its order are physics.hpp's accumulate_pull with ExactInvSqrt (r^2 summed from the last axis
-// to the first onto eps2), on scalars; in 2D the z arguments are ignored.
-template <class Real, int Dim>
-NBODY_OMP_TARGET_INLINE void interact(Real xi, Real yi, Real zi, Real xj, Real yj, Real zj, Real mj, Real eps2,
-                                      Real& ax, Real& ay, Real& az) {
-    const Real dx = xj - xi, dy = yj - yi, dz = zj - zi;
-    Real r2 = eps2;
-    if constexpr (Dim == 3) r2 = dz * dz + r2;
-    r2 = dy * dy + r2;
-    r2 = dx * dx + r2;
-    const Real inv_r = Real(1) / std::sqrt(r2);
-    const Real weight = mj * (inv_r * inv_r * inv_r);
-    ax += weight * dx;
-    ay += weight * dy;
-    if constexpr (Dim == 3) az += weight * dz;
-}
-
-// One axis of one body (element `at` of the axis-major arrays) through physics.hpp's
-// advance_before_force / advance_after_force, on scalars (the axes are independent):
-//   before: leapfrog half kick with the previous pull, then drift; Euler nothing
-//   after:  leapfrog half kick with the new pull; Euler drift with the old velocity, then kick
-// `after` returns the new position (the map's input).
-template <class Real>
-NBODY_OMP_TARGET_INLINE void advance_axis_before_force(Integrator integrator, Real* pos, Real* vel, const Real* pull,
-                                                       int at, Real G, Real dt) {
-    if (integrator != Integrator::leapfrog) return;
-    const Real half_dt = dt * Real(0.5);
-    const Real v = vel[at] + half_dt * (G * pull[at]);
-    vel[at] = v;
-    pos[at] = pos[at] + dt * v;
-}
-template <class Real>
-NBODY_OMP_TARGET_INLINE Real advance_axis_after_force(Integrator integrator, Real* pos, Real* vel, const Real* pull,
-                                                      int at, Real G, Real dt) {
-    const Real p = pos[at], v = vel[at], a = pull[at];
-    if (integrator == Integrator::leapfrog) {
-        const Real half_dt = dt * Real(0.5);
-        vel[at] = v + half_dt * (G * a);
-        return p;
-    }
-    const Real moved = p + dt * v;
-    pos[at] = moved;
-    vel[at] = v + dt * (G * a);
-    return moved;
-}
-
 template <class Real, int Dim, class Force>
 class OmpTargetSimulation final : public SimulationOf<Real> {
 public:
-    OmpTargetSimulation(const Problem& problem, Force force, OffloadDevice device)
-        : problem_(problem),
-          force_(force),
-          n_(static_cast<int>(problem.n)),
-          cells_(problem.d * problem.d),
-          pos_(static_cast<std::size_t>(Dim) * problem.n),
-          vel_(static_cast<std::size_t>(Dim) * problem.n),
-          pull_(static_cast<std::size_t>(Dim) * problem.n, Real(0)),
-          mass_(problem.n),
-          counts_(static_cast<std::size_t>(cells_), 0),
-          map_(static_cast<std::size_t>(cells_), 0.0f) {
+    OmpTargetSimulation(const Problem& problem, Force force, OffloadDevice device) : state_(problem), force_(force) {
         before_openmp_offload();
         if (device == OffloadDevice::gpu_required) {
             const Availability a = offload_availability();
@@ -135,24 +74,20 @@ public:
     OmpTargetSimulation& operator=(const OmpTargetSimulation&) = delete;
     ~OmpTargetSimulation() override {
         if (!mapped_) return;
-        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data(), *mass = mass_.data();
-        int* counts = counts_.data();
-        float* map = map_.data();
-        const int bodies = Dim * n_, n = n_, cells = cells_;
+        Real *pos = state_.pos.data(), *vel = state_.vel.data(), *pull = state_.pull.data(), *mass = state_.mass.data();
+        int* counts = state_.counts.data();
+        float* map = state_.map.data();
+        const int bodies = state_.bodies, n = state_.n, cells = state_.cells;
 #pragma omp target exit data map(delete : pos[0:bodies], vel[0:bodies], pull[0:bodies], mass[0:n], \
                                      counts[0:cells], map[0:cells])
     }
 
     void upload(const BodiesT<Real>& initial) override {
-        for (int k = 0; k < Dim; ++k) {
-            std::copy(initial.position(k).begin(), initial.position(k).end(), pos_.begin() + std::ptrdiff_t(k) * n_);
-            std::copy(initial.velocity(k).begin(), initial.velocity(k).end(), vel_.begin() + std::ptrdiff_t(k) * n_);
-        }
-        std::copy(initial.m.begin(), initial.m.end(), mass_.begin());
-        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data(), *mass = mass_.data();
-        int* counts = counts_.data();
-        float* map = map_.data();
-        const int bodies = Dim * n_, n = n_, cells = cells_;
+        state_.load(initial);
+        Real *pos = state_.pos.data(), *vel = state_.vel.data(), *pull = state_.pull.data(), *mass = state_.mass.data();
+        int* counts = state_.counts.data();
+        float* map = state_.map.data();
+        const int bodies = state_.bodies, n = state_.n, cells = state_.cells;
         if (!mapped_) {
 #pragma omp target enter data map(to : pos[0:bodies], vel[0:bodies], mass[0:n], counts[0:cells]) \
                               map(alloc : pull[0:bodies], map[0:cells])
@@ -160,43 +95,35 @@ public:
         } else {
 #pragma omp target update to(pos[0:bodies], vel[0:bodies], mass[0:n])
         }
-        if (needs_initial_pull(problem_.workload.integrator)) force_.template pulls<Real, Dim>(pos, mass, pull, n_, eps2());
+        if (needs_initial_pull(state_.problem.workload.integrator))
+            force_.template pulls<Real, Dim>(pos, mass, pull, n, state_.eps2());
         count_and_normalise(false);
     }
 
     void advance(int steps) override {
         for (int s = 0; s < steps; ++s) {
-            if (problem_.workload.integrator == Integrator::leapfrog) advance_before_force_on_device();
-            force_.template pulls<Real, Dim>(pos_.data(), mass_.data(), pull_.data(), n_, eps2());
+            if (state_.leapfrog()) advance_before_force_on_device();
+            force_.template pulls<Real, Dim>(state_.pos.data(), state_.mass.data(), state_.pull.data(), state_.n,
+                                             state_.eps2());
             count_and_normalise(true);
         }
     }
 
     void download(BodiesT<Real>& state, std::vector<float>& activity_map) override {
-        Real *pos = pos_.data(), *vel = vel_.data();
-        float* map = map_.data();
-        const int bodies = Dim * n_, cells = cells_;
+        Real *pos = state_.pos.data(), *vel = state_.vel.data();
+        float* map = state_.map.data();
+        const int bodies = state_.bodies, cells = state_.cells;
 #pragma omp target update from(pos[0:bodies], vel[0:bodies], map[0:cells])
-        state = BodiesT<Real>(problem_.n, Dim);
-        for (int k = 0; k < Dim; ++k) {
-            std::copy(pos_.begin() + std::ptrdiff_t(k) * n_, pos_.begin() + std::ptrdiff_t(k + 1) * n_,
-                      state.position(k).begin());
-            std::copy(vel_.begin() + std::ptrdiff_t(k) * n_, vel_.begin() + std::ptrdiff_t(k + 1) * n_,
-                      state.velocity(k).begin());
-        }
-        std::copy(mass_.begin(), mass_.end(), state.m.begin());
-        activity_map = map_;
+        state_.store(state, activity_map);
     }
 
 private:
-    Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
-
     // Leapfrog's half kick and drift before the force.
     void advance_before_force_on_device() {
-        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data();
-        const int n = n_;
-        const Integrator integrator = problem_.workload.integrator;
-        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
+        Real *pos = state_.pos.data(), *vel = state_.vel.data(), *pull = state_.pull.data();
+        const int n = state_.n;
+        const Integrator integrator = state_.problem.workload.integrator;
+        const Real G = state_.G(), dt = state_.dt();
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
             advance_axis_before_force(integrator, pos, vel, pull, i, G, dt);
@@ -208,12 +135,12 @@ private:
     // The rest of the step (when `integrate_first`), each body counted in its cell with an atomic
     // update on the device, then the counts normalised there and cleared for the next step.
     void count_and_normalise(bool integrate_first) {
-        Real *pos = pos_.data(), *vel = vel_.data(), *pull = pull_.data();
-        int* counts = counts_.data();
-        float* map = map_.data();
-        const int n = n_, d = problem_.d, cells = cells_;
-        const Integrator integrator = problem_.workload.integrator;
-        const Real G = static_cast<Real>(problem_.constants.G), dt = static_cast<Real>(problem_.constants.dt);
+        Real *pos = state_.pos.data(), *vel = state_.vel.data(), *pull = state_.pull.data();
+        int* counts = state_.counts.data();
+        float* map = state_.map.data();
+        const int n = state_.n, d = state_.problem.d, cells = state_.cells;
+        const Integrator integrator = state_.problem.workload.integrator;
+        const Real G = state_.G(), dt = state_.dt();
 #pragma omp target teams distribute parallel for simd
         for (int i = 0; i < n; ++i) {
             Real x = pos[i], y = pos[n + i];
@@ -228,7 +155,7 @@ private:
                 counts[cell] += 1;
             }
         }
-        const float scale = activity_scale(problem_.n, d);
+        const float scale = state_.map_scale();
 #pragma omp target teams distribute parallel for simd
         for (int c = 0; c < cells; ++c) {
             map[c] = static_cast<float>(counts[c]) * scale;
@@ -236,13 +163,8 @@ private:
         }
     }
 
-    Problem problem_;
+    AxisMajorState<Real, Dim> state_;
     Force force_;
-    int n_;
-    int cells_;
-    std::vector<Real> pos_, vel_, pull_, mass_;
-    std::vector<int> counts_;
-    std::vector<float> map_;
     bool mapped_ = false;
 };
 

@@ -18,6 +18,17 @@
 #define NBODY_HD
 #endif
 
+// A function that OpenACC compute regions call, where the code is compiled with -fopenacc: an
+// `acc routine seq` (GCC offloads no function without it), always inlined as scalar_physics.hpp's
+// functions are. Nothing elsewhere.
+#if defined(_OPENACC)
+#define NBODY_ACC_ROUTINE _Pragma("acc routine seq")
+#define NBODY_ACC_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define NBODY_ACC_ROUTINE
+#define NBODY_ACC_ALWAYS_INLINE
+#endif
+
 // Full unrolling of the loops over the Dim axes (registers on the GPU, no loop on the host).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define NBODY_UNROLL_AXES _Pragma("unroll")
@@ -272,8 +283,9 @@ inline constexpr int kMaxMapSize = 46340;
 
 // Activity-map cell of a position, or -1 when it lies outside the unit square (a 3D run maps its
 // x-y projection). col = floor(x * D) in the workload's precision; NaN lands outside.
+NBODY_ACC_ROUTINE
 template <class Real>
-NBODY_HD inline int activity_cell(Real x, Real y, int d) {
+NBODY_HD NBODY_ACC_ALWAYS_INLINE inline int activity_cell(Real x, Real y, int d) {
     const Real fx = x * static_cast<Real>(d);
     const Real fy = y * static_cast<Real>(d);
     const Real limit = static_cast<Real>(d);
