@@ -39,37 +39,32 @@ Real overflow_free_bound(Real eps2) {
 constexpr std::int64_t kJTile = 2048;
 constexpr int kMostItemBlocks = 16;
 
-template <class Real>
-class StdparBlocked final : public stdpar::StdparSimulation<Real> {
+template <class Real, int Dim>
+class StdparBlocked final : public stdpar::StdparSimulation<Real, Dim> {
 public:
     StdparBlocked(const Problem& problem, const TuningValues& tuning)
-        : stdpar::StdparSimulation<Real>(problem),
+        : stdpar::StdparSimulation<Real, Dim>(problem),
           i_block_(static_cast<int>(tuning_int(tuning, "i_block"))),
           item_blocks_(static_cast<int>(tuning_int(tuning, "item_blocks"))),
           exact_(tuning.at("inv_sqrt") == "exact") {}
 
 private:
-    void compute_pulls_2d(stdpar::AxisPulls<Real>& pull) override { by_block<2>(pull); }
-    void compute_pulls_3d(stdpar::AxisPulls<Real>& pull) override { by_block<3>(pull); }
-
     // The exact form reads the masses as they are; the estimate reads them folded, saturating r^2 in a
     // step where some coordinate passed the bound.
-    template <int Dim>
-    void by_block(stdpar::AxisPulls<Real>& pull) {
-        if (exact_) return by_block<Dim>(pull, ExactInvSqrt{}, this->bodies().m.data());
-        if (fold_masses_beyond_bound<Dim>()) return by_block<Dim>(pull, SaturatedPortableInvSqrt{}, folded_.data());
-        return by_block<Dim>(pull, PortableInvSqrt{}, folded_.data());
+    void compute_pulls(stdpar::AxisPulls<Real, Dim>& pull) override {
+        if (exact_) return by_block(pull, ExactInvSqrt{}, this->bodies().m.data());
+        if (fold_masses_beyond_bound()) return by_block(pull, SaturatedPortableInvSqrt{}, folded_.data());
+        return by_block(pull, PortableInvSqrt{}, folded_.data());
     }
-    template <int Dim, class InvSqrt, class Mass>
-    void by_block(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
-        if (i_block_ == 8) return pulls_of<Dim, 8>(pull, inv_sqrt, mass);
-        if (i_block_ == 32) return pulls_of<Dim, 32>(pull, inv_sqrt, mass);
-        return pulls_of<Dim, 16>(pull, inv_sqrt, mass);
+    template <class InvSqrt, class Mass>
+    void by_block(stdpar::AxisPulls<Real, Dim>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
+        if (i_block_ == 8) return pulls_of<8>(pull, inv_sqrt, mass);
+        if (i_block_ == 32) return pulls_of<32>(pull, inv_sqrt, mass);
+        return pulls_of<16>(pull, inv_sqrt, mass);
     }
 
     // Each body's mass folded into the estimate's coefficients (mass_cubed: no multiply by m per
     // interaction) and whether some coordinate passes overflow_free_bound (a NaN does), in one pass.
-    template <int Dim>
     bool fold_masses_beyond_bound() {
         const BodiesT<Real>& b = this->bodies();
         const Real* position[Dim];
@@ -89,8 +84,8 @@ private:
     }
 
     // mass[j]: body j's mass, or its fold for the estimate.
-    template <int Dim, int Block, class InvSqrt, class Mass>
-    void pulls_of(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
+    template <int Block, class InvSqrt, class Mass>
+    void pulls_of(stdpar::AxisPulls<Real, Dim>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
         const BodiesT<Real>& b = this->bodies();
         const Real* position[Dim];
         Real* out[Dim];
