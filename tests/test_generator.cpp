@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "nbody/generator.hpp"
+#include "nbody/stress.hpp"
+#include "nbody/variant.hpp"
 
 namespace nbody {
 namespace {
@@ -80,6 +82,25 @@ TEST(Generator, Float64StateHasTheSamePositionsAndA64BitMass) {
     EXPECT_EQ(wide.m[0], 1.0 / 1000.0);
     EXPECT_EQ(single.m[0], 1.0f / 1000.0f);
     EXPECT_NE(static_cast<double>(single.m[0]), wide.m[0]);
+}
+
+// Every state a workload asks for is in its precision and dimension: the generated one, the empty
+// one a variant downloads into, a hard input, and a state rounded or widened to the precision (the
+// mass 1/N rounded to float32 once, widened exactly).
+TEST(Generator, EveryWorkloadsStateIsInItsPrecisionAndDimension) {
+    for (const Workload& w : all_workloads()) {
+        const std::string what = to_string(w);
+        for (const HostState& state : {generate_state(w, 7, 5), empty_state(w, 7),
+                                       stress_state(StressKind::masses, 7, w.dim, w.precision, 5).state,
+                                       state_in_precision(generate_bodies_of<double>(7, w.dim, 5), w.precision)}) {
+            EXPECT_EQ(state_precision(state), w.precision) << what;
+            EXPECT_EQ(state_dim(state), w.dim) << what;
+            EXPECT_EQ(state_size(state), 7u) << what;
+        }
+        const HostState rounded = state_in_precision(generate_bodies_of<double>(7, w.dim, 5), w.precision);
+        const double mass = std::visit([](const auto& b) { return static_cast<double>(b.m[0]); }, rounded);
+        EXPECT_EQ(mass, w.precision == Precision::fp32 ? static_cast<double>(static_cast<float>(1.0 / 7.0)) : 1.0 / 7.0) << what;
+    }
 }
 
 }  // namespace

@@ -47,8 +47,8 @@ template BodiesT<float> generate_bodies_of<float>(std::size_t, int, std::uint64_
 template BodiesT<double> generate_bodies_of<double>(std::size_t, int, std::uint64_t);
 
 HostState generate_state(const Workload& workload, std::size_t n, std::uint64_t seed) {
-    if (workload.precision == Precision::fp32) return generate_bodies_of<float>(n, workload.dim, seed);
-    return generate_bodies_of<double>(n, workload.dim, seed);
+    return make_host_state(workload.precision,
+                           [&]<class Real>() { return generate_bodies_of<Real>(n, workload.dim, seed); });
 }
 
 }  // namespace nbody

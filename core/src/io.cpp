@@ -243,8 +243,9 @@ NBODY_INSTANTIATE_READER(double)
 
 HostState read_state_csv(const std::string& path, const Workload& workload, std::optional<std::size_t> expected_n,
                          std::uint64_t seed) {
-    if (workload.precision == Precision::fp32) return read_bodies_csv_of<float>(path, expected_n, seed, workload.dim);
-    return read_bodies_csv_of<double>(path, expected_n, seed, workload.dim);
+    return make_host_state(workload.precision, [&]<class Real>() {
+        return read_bodies_csv_of<Real>(path, expected_n, seed, workload.dim);
+    });
 }
 
 int csv_state_dim(const std::string& path) {

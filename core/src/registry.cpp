@@ -162,8 +162,7 @@ TuningValues Registry::resolve_tuning(const VariantDescriptor& variant, const Tu
 }
 
 HostState empty_state(const Workload& workload, std::size_t n) {
-    if (workload.precision == Precision::fp32) return BodiesT<float>(n, workload.dim);
-    return BodiesT<double>(n, workload.dim);
+    return make_host_state(workload.precision, [&]<class Real>() { return BodiesT<Real>(n, workload.dim); });
 }
 
 void require_workload(const VariantDescriptor& variant, const Workload& workload) {

@@ -113,11 +113,7 @@ StressKind parse_stress_kind(const std::string& text) {
 StressCase stress_state(StressKind kind, std::size_t n, int dim, Precision precision, std::uint64_t seed) {
     if (n < 4) throw UsageError("a hard input needs at least 4 bodies");
     StressCase c{.state = {}, .constants = PhysicsConstants{}};
-    const BodiesT<double> b = stress_bodies(kind, n, dim, seed, c.constants);
-    if (precision == Precision::fp32)
-        c.state = BodiesT<float>::converted_from(b);
-    else
-        c.state = b;
+    c.state = state_in_precision(stress_bodies(kind, n, dim, seed, c.constants), precision);
     return c;
 }
 

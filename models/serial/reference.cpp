@@ -1,8 +1,10 @@
 // The host references used by verify (double for float32 workloads, long double for float64
-// ones) and the per-body loops serial.reference shares with them: the same algorithm, templated.
+// ones) and the per-body loops serial.reference shares with them: the same algorithm, templated on
+// the dimension (workload_dispatch.hpp's dispatch_dim picks it from the state's).
 #include <cstdint>
 
 #include "nbody/reference.hpp"
+#include "nbody/workload_dispatch.hpp"
 
 namespace nbody {
 
@@ -40,10 +42,7 @@ template <class Real>
 void host_pulls(const BodiesT<Real>& b, Real eps2, std::vector<std::vector<Real>>& pull, bool parallel, SumOrder order) {
     pull.resize(static_cast<std::size_t>(b.dim));
     for (auto& axis : pull) axis.resize(b.size());
-    if (b.dim == 3)
-        pulls_of_dim<3>(b, eps2, pull, parallel, order);
-    else
-        pulls_of_dim<2>(b, eps2, pull, parallel, order);
+    dispatch_dim(b.dim, [&]<int Dim>() { pulls_of_dim<Dim>(b, eps2, pull, parallel, order); });
 }
 
 template <class Real>
@@ -51,20 +50,14 @@ void host_advance_before_force(BodiesT<Real>& b, const std::vector<std::vector<R
                                Real G, Real dt) {
     if (integrator == Integrator::euler) return;  // nothing before the force (and no pull yet)
     auto step = [&](auto& p, auto& v, const auto& a) { advance_before_force(integrator, p, v, a, G, dt); };
-    if (b.dim == 3)
-        for_each_body<3>(b, pull, step);
-    else
-        for_each_body<2>(b, pull, step);
+    dispatch_dim(b.dim, [&]<int Dim>() { for_each_body<Dim>(b, pull, step); });
 }
 
 template <class Real>
 void host_advance_after_force(BodiesT<Real>& b, const std::vector<std::vector<Real>>& pull, Integrator integrator,
                               Real G, Real dt) {
     auto step = [&](auto& p, auto& v, const auto& a) { advance_after_force(integrator, p, v, a, G, dt); };
-    if (b.dim == 3)
-        for_each_body<3>(b, pull, step);
-    else
-        for_each_body<2>(b, pull, step);
+    dispatch_dim(b.dim, [&]<int Dim>() { for_each_body<Dim>(b, pull, step); });
 }
 
 std::vector<float> normalised_map(const std::vector<std::int64_t>& counts, std::size_t n, int d) {
@@ -94,16 +87,13 @@ std::vector<std::vector<Real>> reference_accelerations(const BodiesT<Real>& stat
     const auto count = static_cast<std::int64_t>(bodies.size());
     const Real eps2 = static_cast<Real>(constants.eps2()), G = static_cast<Real>(constants.G);
     std::vector<std::vector<Real>> acceleration(static_cast<std::size_t>(state.dim), std::vector<Real>(bodies.size()));
+    dispatch_dim(state.dim, [&]<int Dim>() {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t s = 0; s < count; ++s) {
-        if (state.dim == 3) {
-            const auto pull = host_pull_on<3>(state, bodies[s], eps2, order);
-            for (int k = 0; k < 3; ++k) acceleration[k][s] = G * pull[k];
-        } else {
-            const auto pull = host_pull_on<2>(state, bodies[s], eps2, order);
-            for (int k = 0; k < 2; ++k) acceleration[k][s] = G * pull[k];
+        for (std::int64_t s = 0; s < count; ++s) {
+            const auto pull = host_pull_on<Dim>(state, bodies[s], eps2, order);
+            for (int k = 0; k < Dim; ++k) acceleration[k][s] = G * pull[k];
         }
-    }
+    });
     return acceleration;
 }
 

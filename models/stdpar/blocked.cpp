@@ -7,69 +7,85 @@
 // under `#pragma omp simd` (built with -fopenmp-simd), so the block's bodies are the vector lanes
 // and j's position and mass are broadcast. The interaction is physics.hpp's accumulate_pull; its
 // reciprocal square root (`inv_sqrt`) is either exact (sqrt and division, which vectorise but issue
-// slowly) or, by default, seeded from the float's bits and refined by Newton steps in plain C++
-// (the standard has no hardware estimate to start from). The sums over j keep index order per
-// body. A short last block repeats its last body in the spare lanes (their sums are dropped), so
-// every block has the same trip count.
+// slowly) or, by default, inv_sqrt.hpp's portable estimate (an integer seed refined by
+// multiply-adds, in plain C++: the standard has no hardware estimate to start from), each body's
+// mass folded into its coefficients once per step. The sums over j keep index order per body. A
+// short last block repeats its last body in the spare lanes (their sums are dropped), so every
+// block has the same trip count.
 #include <algorithm>
-#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <vector>
 
+#include "nbody/inv_sqrt.hpp"
 #include "stdpar_simulation.hpp"
 
 namespace nbody {
 namespace {
 
-// 1/sqrt(v) without a hardware estimate: the integer seed (the exponent halved and negated by one
-// subtraction, within 3.5 %), then Newton steps y (3/2 - v/2 y^2), each squaring the relative error:
-// three reach float32's rounding, four float64's. Infinity gives 0, as 1/sqrt does.
-struct SeededNewtonInvSqrt {
-    float operator()(float v) const {
-        float y = std::bit_cast<float>(0x5f375a86u - (std::bit_cast<std::uint32_t>(v) >> 1));
-        const float half = 0.5f * v;
-        for (int step = 0; step < 3; ++step) y = y * (1.5f - half * y * y);
-        return v < std::numeric_limits<float>::infinity() ? y : 0.0f;
-    }
-    double operator()(double v) const {
-        double y = std::bit_cast<double>(0x5fe6eb50c7b537a9ull - (std::bit_cast<std::uint64_t>(v) >> 1));
-        const double half = 0.5 * v;
-        for (int step = 0; step < 4; ++step) y = y * (1.5 - half * y * y);
-        return v < std::numeric_limits<double>::infinity() ? y : 0.0;
-    }
-};
+// The largest |coordinate| for which no pair's r^2 = the sum of Dim squared differences + eps2 can
+// overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real (0.1 % kept for the sum's roundings).
+// Beyond it the portable estimate takes r^2 saturated: its 1/sqrt(inf) is not 0 (inv_sqrt.hpp).
+template <class Real, int Dim>
+Real overflow_free_bound(Real eps2) {
+    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
+}
 
-// Bodies j per tile: 2048 x (x, y, z, m) in float64 is 64 KB, well inside L2 beside the sums.
+// Bodies j per tile: 2048 x (x, y, z and the folded mass's 3 coefficients) in float64 is 96 KB, well
+// inside L2 beside the sums.
 constexpr std::int64_t kJTile = 2048;
 constexpr int kMostItemBlocks = 16;
 
-template <class Real>
-class StdparBlocked final : public stdpar::StdparSimulation<Real> {
+template <class Real, int Dim>
+class StdparBlocked final : public stdpar::StdparSimulation<Real, Dim> {
 public:
     StdparBlocked(const Problem& problem, const TuningValues& tuning)
-        : stdpar::StdparSimulation<Real>(problem),
+        : stdpar::StdparSimulation<Real, Dim>(problem),
           i_block_(static_cast<int>(tuning_int(tuning, "i_block"))),
           item_blocks_(static_cast<int>(tuning_int(tuning, "item_blocks"))),
           exact_(tuning.at("inv_sqrt") == "exact") {}
 
 private:
-    void compute_pulls_2d(stdpar::AxisPulls<Real>& pull) override { by_block<2>(pull); }
-    void compute_pulls_3d(stdpar::AxisPulls<Real>& pull) override { by_block<3>(pull); }
-
-    template <int Dim>
-    void by_block(stdpar::AxisPulls<Real>& pull) const {
-        if (exact_) return by_block<Dim>(pull, ExactInvSqrt{});
-        return by_block<Dim>(pull, SeededNewtonInvSqrt{});
+    // The exact form reads the masses as they are; the estimate reads them folded, saturating r^2 in a
+    // step where some coordinate passed the bound.
+    void compute_pulls(stdpar::AxisPulls<Real, Dim>& pull) override {
+        if (exact_) return by_block(pull, ExactInvSqrt{}, this->bodies().m.data());
+        if (fold_masses_beyond_bound()) return by_block(pull, SaturatedPortableInvSqrt{}, folded_.data());
+        return by_block(pull, PortableInvSqrt{}, folded_.data());
     }
-    template <int Dim, class InvSqrt>
-    void by_block(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt) const {
-        if (i_block_ == 8) return pulls_of<Dim, 8>(pull, inv_sqrt);
-        if (i_block_ == 32) return pulls_of<Dim, 32>(pull, inv_sqrt);
-        return pulls_of<Dim, 16>(pull, inv_sqrt);
+    template <class InvSqrt, class Mass>
+    void by_block(stdpar::AxisPulls<Real, Dim>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
+        if (i_block_ == 8) return pulls_of<8>(pull, inv_sqrt, mass);
+        if (i_block_ == 32) return pulls_of<32>(pull, inv_sqrt, mass);
+        return pulls_of<16>(pull, inv_sqrt, mass);
     }
 
-    template <int Dim, int Block, class InvSqrt>
-    void pulls_of(stdpar::AxisPulls<Real>& pull, InvSqrt inv_sqrt) const {
+    // Each body's mass folded into the estimate's coefficients (mass_cubed: no multiply by m per
+    // interaction) and whether some coordinate passes overflow_free_bound (a NaN does), in one pass.
+    bool fold_masses_beyond_bound() {
+        const BodiesT<Real>& b = this->bodies();
+        const Real* position[Dim];
+        for (int k = 0; k < Dim; ++k) position[k] = b.position(k).data();
+        const Real* mass = b.m.data();
+        folded_.resize(b.size());
+        PortableInvSqrt::FoldedMass<Real>* folded = folded_.data();
+        const Real bound = overflow_free_bound<Real, Dim>(this->eps2());
+        const stdpar::Indices bodies(static_cast<std::int64_t>(b.size()));
+        return std::transform_reduce(std::execution::par_unseq, bodies.begin(), bodies.end(), false,
+                                     std::logical_or<>{}, [=](std::int64_t j) {
+                                         folded[j] = PortableInvSqrt::fold(mass[j]);
+                                         bool beyond = false;
+                                         for (int k = 0; k < Dim; ++k) beyond = beyond || !(std::abs(position[k][j]) <= bound);
+                                         return beyond;
+                                     });
+    }
+
+    // mass[j]: body j's mass, or its fold for the estimate.
+    template <int Block, class InvSqrt, class Mass>
+    void pulls_of(stdpar::AxisPulls<Real, Dim>& pull, InvSqrt inv_sqrt, const Mass* mass) const {
         const BodiesT<Real>& b = this->bodies();
         const Real* position[Dim];
         Real* out[Dim];
@@ -77,7 +93,6 @@ private:
             position[k] = b.position(k).data();
             out[k] = pull[k].data();
         }
-        const Real* mass = b.m.data();
         const auto n = static_cast<std::int64_t>(b.size());
         const Real eps2 = this->eps2();
         const std::int64_t blocks = (n + Block - 1) / Block;
@@ -103,7 +118,7 @@ private:
                     Real (*block_sum)[Block] = sum[blk];
                     for (std::int64_t j = tile; j < tile_end; ++j) {
                         const Vec<Real, Dim> pj = load_axes<Dim>(position, j);
-                        const Real mj = mass[j];
+                        const Mass& mj = mass[j];
                         std::for_each(std::execution::unseq, lanes.begin(), lanes.end(), [&](std::int64_t l) {
                             Vec<Real, Dim> p, a;
                             for (int k = 0; k < Dim; ++k) {
@@ -128,6 +143,7 @@ private:
     int i_block_;
     int item_blocks_;
     bool exact_;
+    std::vector<PortableInvSqrt::FoldedMass<Real>> folded_;  // the estimate's masses, refolded each step
 };
 
 }  // namespace
@@ -152,8 +168,8 @@ void register_stdpar_blocked(Registry& registry) {
           .min_value = 0,
           .max_value = 0},
          {.name = "inv_sqrt",
-          .description = "reciprocal square root: newton (an integer seed and Newton steps to full precision) or "
-                         "exact (sqrt and division)",
+          .description = "reciprocal square root: newton (inv_sqrt.hpp's portable estimate: an integer seed "
+                         "refined by multiply-adds to full precision) or exact (sqrt and division)",
           .default_value = "newton",
           .allowed_values = {"newton", "exact"},
           .min_value = 0,

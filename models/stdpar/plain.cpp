@@ -7,17 +7,13 @@
 namespace nbody {
 namespace {
 
-template <class Real>
-class StdparPlain final : public stdpar::StdparSimulation<Real> {
+template <class Real, int Dim>
+class StdparPlain final : public stdpar::StdparSimulation<Real, Dim> {
 public:
-    StdparPlain(const Problem& problem, const TuningValues&) : stdpar::StdparSimulation<Real>(problem) {}
+    StdparPlain(const Problem& problem, const TuningValues&) : stdpar::StdparSimulation<Real, Dim>(problem) {}
 
 private:
-    void compute_pulls_2d(stdpar::AxisPulls<Real>& pull) override { pulls_of<2>(pull); }
-    void compute_pulls_3d(stdpar::AxisPulls<Real>& pull) override { pulls_of<3>(pull); }
-
-    template <int Dim>
-    void pulls_of(stdpar::AxisPulls<Real>& pull) const {
+    void compute_pulls(stdpar::AxisPulls<Real, Dim>& pull) override {
         const BodiesT<Real>& b = this->bodies();
         const Real* position[Dim];
         Real* out[Dim];

@@ -1,14 +1,16 @@
 #pragma once
-// What the stdpar variants share: a Simulation, templated on the workload's precision, that keeps
-// the state on the host (structure of arrays) and runs every per-body and per-cell loop as a C++17
-// parallel algorithm (libstdc++'s parallel algorithms on its TBB backend). A variant supplies only
-// its pull computation. One step: advance_before_force (leapfrog), the pulls, advance_after_force,
-// then the activity map: each body's cell in parallel, counted with std::atomic_ref under `par`
+// What the stdpar variants share: a Simulation, templated on the workload's precision and dimension
+// (workload_dispatch.hpp's make_for_workload picks them once), that keeps the state on the host
+// (structure of arrays) and runs every per-body and per-cell loop as a C++17 parallel algorithm
+// (libstdc++'s parallel algorithms on its TBB backend). A variant supplies only its pull
+// computation. One step: advance_before_force (leapfrog), the pulls, advance_after_force, then the
+// activity map: each body's cell in parallel, counted with std::atomic_ref under `par`
 // (an atomic is not allowed under par_unseq, whose iterations may interleave on one thread), and
 // the counts normalised as the reference does (count * activity_scale, float32). The algorithms run
 // in the arena of tbb_start_arena.hpp: on the CPUs the process started on, whatever OpenMP's
 // binding variables did to the main thread.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <execution>
@@ -25,18 +27,19 @@
 
 namespace nbody::stdpar {
 
-// Per-axis arrays of one body set: pull[k][i]; pull[2] is empty in 2D.
-template <class Real>
-using AxisPulls = std::vector<std::vector<Real>>;
+// Per-axis arrays of one body set: pull[k][i].
+template <class Real, int Dim>
+using AxisPulls = std::array<std::vector<Real>, Dim>;
 
-template <class Real>
+template <class Real, int Dim>
 class StdparSimulation : public SimulationOf<Real> {
 public:
     explicit StdparSimulation(const Problem& problem)
         : problem_(problem),
-          pull_(static_cast<std::size_t>(problem.workload.dim), std::vector<Real>(problem.n, Real(0))),
           counts_(static_cast<std::size_t>(problem.d) * static_cast<std::size_t>(problem.d), 0),
-          map_(counts_.size(), 0.0f) {}
+          map_(counts_.size(), 0.0f) {
+        for (auto& axis : pull_) axis.assign(problem.n, Real(0));
+    }
 
     using SimulationOf<Real>::upload;
     using SimulationOf<Real>::download;
@@ -44,19 +47,14 @@ public:
     void upload(const BodiesT<Real>& initial) final {
         bodies_ = initial;
         in_start_affinity_arena([&] {
-            if (needs_initial_pull(problem_.workload.integrator)) pulls_of_dim();
+            if (needs_initial_pull(problem_.workload.integrator)) compute_pulls(pull_);
             update_map();
         });
     }
 
     void advance(int steps) final {
         in_start_affinity_arena([&] {
-            for (int s = 0; s < steps; ++s) {
-                if (dim() == 3)
-                    step<3>();
-                else
-                    step<2>();
-            }
+            for (int s = 0; s < steps; ++s) step();
         });
     }
 
@@ -68,32 +66,22 @@ public:
 protected:
     // Sum of pulls without G (physics.hpp's accumulate_pull) on every body from the positions of
     // bodies(), which stay unchanged during the call; pull[k][i] per axis.
-    virtual void compute_pulls_2d(AxisPulls<Real>& pull) = 0;
-    virtual void compute_pulls_3d(AxisPulls<Real>& pull) = 0;
+    virtual void compute_pulls(AxisPulls<Real, Dim>& pull) = 0;
 
     const BodiesT<Real>& bodies() const { return bodies_; }
-    int dim() const { return problem_.workload.dim; }
     Real eps2() const { return static_cast<Real>(problem_.constants.eps2()); }
 
 private:
-    void pulls_of_dim() {
-        if (dim() == 3)
-            compute_pulls_3d(pull_);
-        else
-            compute_pulls_2d(pull_);
-    }
-
-    template <int Dim>
     void step() {
         const Integrator integrator = problem_.workload.integrator;
-        if (integrator == Integrator::leapfrog) advance_all<Dim>([](auto&&... a) { advance_before_force(a...); });
-        pulls_of_dim();
-        advance_all<Dim>([](auto&&... a) { advance_after_force(a...); });
+        if (integrator == Integrator::leapfrog) advance_all([](auto&&... a) { advance_before_force(a...); });
+        compute_pulls(pull_);
+        advance_all([](auto&&... a) { advance_after_force(a...); });
         update_map();
     }
 
     // `half(integrator, position, velocity, pull, G, dt)` (an integrator half of physics.hpp) on every body.
-    template <int Dim, class Half>
+    template <class Half>
     void advance_all(Half half) {
         Real* position[Dim];
         Real* velocity[Dim];
@@ -136,7 +124,7 @@ private:
 
     Problem problem_;
     BodiesT<Real> bodies_;
-    AxisPulls<Real> pull_;
+    AxisPulls<Real, Dim> pull_;
     std::vector<std::int32_t> counts_;
     std::vector<float> map_;
 };
@@ -147,9 +135,9 @@ inline void require_single_rank(const Problem& problem, const std::string& id) {
         throw UsageError(id + " runs on one rank only, asked for " + std::to_string(problem.distribution.ranks()));
 }
 
-// Registers `Variant<Real>` (a StdparSimulation<Real> constructed from (Problem, TuningValues)) as
-// a CPU variant of the stdpar backend running every workload.
-template <template <class> class Variant>
+// Registers `Variant<Real, Dim>` (a StdparSimulation<Real, Dim> constructed from (Problem,
+// TuningValues)) as a CPU variant of the stdpar backend running every workload.
+template <template <class, int> class Variant>
 void add_stdpar_variant(Registry& registry, std::string id, std::string description, double expected_efficiency,
                         Reproducibility reproducibility, std::vector<TuningParameter> tunings = {}) {
     registry.add({.id = id,
@@ -164,7 +152,7 @@ void add_stdpar_variant(Registry& registry, std::string id, std::string descript
                   .availability = {},
                   .create = [id](const Problem& p, const TuningValues& t) -> std::unique_ptr<Simulation> {
                       require_single_rank(p, id);
-                      return make_for_precision<Variant>(p, t);
+                      return make_for_workload<Variant>(p, t);
                   },
                   .expected_efficiency = expected_efficiency,
                   .reproducibility = reproducibility});

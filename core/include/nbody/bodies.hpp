@@ -48,6 +48,21 @@ using Bodies64 = BodiesT<double>;
 // A state in the workload's precision: what the harness hands to and gets back from a variant.
 using HostState = std::variant<BodiesT<float>, BodiesT<double>>;
 
+// f.template operator()<Real>() with Real float (fp32) or double (fp64): a precision as a type, for
+// HostState's alternatives (make_host_state) and every model's Simulation<Real>
+// (workload_dispatch.hpp).
+template <class F>
+decltype(auto) dispatch_precision(Precision precision, F&& f) {
+    if (precision == Precision::fp64) return f.template operator()<double>();
+    return f.template operator()<float>();
+}
+
+// The state `make` builds in `precision`: make.template operator()<Real>(), a BodiesT<Real>.
+template <class Make>
+HostState make_host_state(Precision precision, Make&& make) {
+    return dispatch_precision(precision, [&]<class Real>() -> HostState { return make.template operator()<Real>(); });
+}
+
 inline std::size_t state_size(const HostState& state) {
     return std::visit([](const auto& b) { return b.size(); }, state);
 }
@@ -61,8 +76,7 @@ inline Precision state_precision(const HostState& state) {
 // The state rounded (or exactly widened) to `precision`.
 template <class Real>
 HostState state_in_precision(const BodiesT<Real>& source, Precision precision) {
-    if (precision == Precision::fp32) return BodiesT<float>::converted_from(source);
-    return BodiesT<double>::converted_from(source);
+    return make_host_state(precision, [&]<class To>() { return BodiesT<To>::converted_from(source); });
 }
 
 }  // namespace nbody

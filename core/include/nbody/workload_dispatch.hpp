@@ -12,18 +12,15 @@
 #include <string>
 #include <utility>
 
+#include "nbody/bodies.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/variant.hpp"
 #include "nbody/workload.hpp"
 
 namespace nbody {
 
-// f.template operator()<Real>() with Real float (fp32) or double (fp64).
-template <class F>
-decltype(auto) dispatch_precision(Precision precision, F&& f) {
-    if (precision == Precision::fp64) return f.template operator()<double>();
-    return f.template operator()<float>();
-}
+// dispatch_precision (f.template operator()<Real>() for a precision) is bodies.hpp's, beside the
+// state it also builds (make_host_state).
 
 // f.template operator()<Dim>() with Dim 2 or 3; UsageError for any other dimension.
 template <class F>

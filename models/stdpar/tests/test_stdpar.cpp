@@ -1,8 +1,8 @@
 // The stdpar variants' own promises: listed as CPU variants of every workload, each computes the
 // reference's answer on every workload at a size that is not a multiple of any block (each i_block
 // and item_blocks of stdpar.blocked too, past one tile of bodies j, and either inv_sqrt), the map
-// exactly. (Several ranks are refused by the harness: the variants
-// are not `distributed`.)
+// exactly; and bodies so far apart that r^2 overflows pull nothing, as the plain formula's
+// 1/sqrt(inf) = 0 does. (Several ranks are refused by the harness: the variants are not `distributed`.)
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,6 +12,7 @@
 
 #include "nbody/generator.hpp"
 #include "nbody/registry.hpp"
+#include "overflow_check.hpp"
 #include "reference_check.hpp"
 #include "test_support.hpp"
 #include "verify/verification.hpp"
@@ -92,6 +93,12 @@ INSTANTIATE_TEST_SUITE_P(Stdpar, EveryWorkload, ::testing::ValuesIn(cases()), []
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     return name;
 });
+
+// stdpar.blocked's estimate of 1/sqrt(inf) is not 0: without r^2 saturated in a step where a
+// coordinate passed the bound, its pulls on such bodies are NaN.
+TEST(Stdpar, PullsNothingWhereRSquaredOverflows) {
+    for (const auto& id : kVariants) testing::expect_overflowing_r2_pulls_nothing(registered_variant(id), kMapSize);
+}
 
 }  // namespace
 }  // namespace nbody
