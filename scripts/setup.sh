@@ -12,8 +12,11 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev
           libopenmpi-dev openmpi-bin)
 # Each model's own packages, as its models/<name>/model.cmake declares them (PACKAGES; the comment
 # beside each says what for): read with awk, since CMake may be among what is missing here.
-mapfile -t model_packages < <(bash "$(dirname "$0")/model_packages.sh")
-packages+=("${model_packages[@]}")
+declared=$(bash "$(dirname "$0")/model_packages.sh")  # a failure stops setup (set -e)
+if [[ -n $declared ]]; then
+  mapfile -t model_packages <<<"$declared"
+  packages+=("${model_packages[@]}")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
