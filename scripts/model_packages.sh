@@ -26,4 +26,4 @@ awk '
     call = call " " line
     depth += gsub(/\(/, "(", line) - gsub(/\)/, ")", line)
     if (depth <= 0) { inside = 0; packages(call) }
-  }' "$@" | sort -u
+  }' "$@" | LC_ALL=C sort -u
