@@ -75,10 +75,10 @@ def parse_declaration(text: str, path: str = "model.cmake") -> Model:
     return Model(name, title, (values.get("FAMILY") or [title])[0], int(order), tuple(values.get("NATIVE_SPACES", ())))
 
 
-def from_checkout(models_dir: Path = CHECKOUT_MODELS) -> dict[str, Model]:
-    """Every model of a checkout's models/ folder, by id ({} where there is none: names fall back to ids)."""
+def from_checkout(models_dir: Path | None = None) -> dict[str, Model]:
+    """Every model of a checkout's models/ folder (default: this one's), by id."""
     declared = {}
-    for path in sorted(models_dir.glob("*/model.cmake")):
+    for path in sorted((models_dir or CHECKOUT_MODELS).glob("*/model.cmake")):
         model = parse_declaration(path.read_text(encoding="utf-8"), str(path))
         declared[model.id] = model
     return declared
@@ -128,6 +128,7 @@ _current: Catalog | None = None
 
 
 def checkout_models() -> dict[str, Model]:
+    """This checkout's declarations, read once ({} where the tool runs without the models: names fall back to ids)."""
     global _checkout
     if _checkout is None:
         _checkout = from_checkout() if CHECKOUT_MODELS.is_dir() else {}

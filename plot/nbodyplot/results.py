@@ -444,7 +444,10 @@ def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
         for c in configs:
             by_key[(c.device, c.build, c.workload, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps,
                     c.scaling)] = c
-    models.use_contexts([s.context for s in sources])
+    try:
+        models.use_contexts([s.context for s in sources])
+    except models.DeclarationError as e:
+        raise InputError(str(e)) from None
     parts = build_label_parts(s.build for s in sources)
     for c in by_key.values():
         c.build_parts = parts[c.build]

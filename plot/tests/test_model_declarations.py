@@ -109,6 +109,19 @@ class ResultsDeclarations(unittest.TestCase):
         self.assertEqual({c.model for c in configs}, {"OpenMP 5", "omptwin", "serial"})
         self.assertEqual(analysis.hand_written_model("openmp"), "OpenMP 5")
 
+    def test_a_checkout_model_cmake_that_cannot_be_read_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "broken").mkdir()
+            (Path(tmp) / "broken" / "model.cmake").write_text("nbody_register_model(NAME broken STATUS on)\n")
+            saved = models.CHECKOUT_MODELS, models._checkout
+            models.CHECKOUT_MODELS, models._checkout = Path(tmp), None
+            try:
+                with self.assertRaises(results.InputError) as raised:
+                    results.load([str(FIXTURE)])
+            finally:
+                models.CHECKOUT_MODELS, models._checkout = saved
+        self.assertIn("broken/model.cmake: nbody_register_model(broken): REPORT_ORDER", str(raised.exception))
+
     def test_a_context_whose_models_break_the_schema_is_refused(self):
         broken = copy.deepcopy(TWIN)
         del broken["order"]
