@@ -7,7 +7,9 @@ running (a model no longer found, a device gone) would pass silently. This reads
 allowlist, printing each such test with ctest's skip message; allowlisted skips are printed with
 their reason.
 
-Allowlist (tests/skip_allowlist.txt): one entry a line, `PATTERN | REASON`; PATTERN is a shell-style
+Allowlists (tests/skip_allowlist.txt for the suite's own tests, and models/<name>/skip_allowlist.txt
+for a model's, beside the model that declares it; --allowlist replaces them): one entry a line,
+`PATTERN | REASON`; PATTERN is a shell-style
 glob over ctest's test name (`*` and `?`), REASON why that skip is expected on some machine (such
 as "needs a GPU"). `#` starts a comment line. An entry without a reason is an error (exit 2).
 
@@ -20,7 +22,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-DEFAULT_ALLOWLIST = Path(__file__).resolve().parent.parent / "tests" / "skip_allowlist.txt"
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ALLOWLISTS = [ROOT / "tests" / "skip_allowlist.txt"] + sorted(ROOT.glob("models/*/skip_allowlist.txt"))
 
 
 def fail(message):
@@ -68,9 +71,12 @@ def skipped_tests(junit_path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("junit", help="JUnit XML from ctest --output-junit")
-    parser.add_argument("--allowlist", default=str(DEFAULT_ALLOWLIST), help="PATTERN | REASON lines (default: %(default)s)")
+    parser.add_argument("--allowlist", action="append",
+                        help="a file of PATTERN | REASON lines; repeatable (default: tests/skip_allowlist.txt and "
+                             "every models/*/skip_allowlist.txt)")
     args = parser.parse_args()
-    allowlist = read_allowlist(args.allowlist)
+    allowlists = args.allowlist or [str(p) for p in DEFAULT_ALLOWLISTS]
+    allowlist = [entry for path in allowlists for entry in read_allowlist(path)]
     unexpected = []
     for name, message in skipped_tests(args.junit):
         reason = next((r for p, r in allowlist if fnmatch.fnmatchcase(name, p)), None)
@@ -81,7 +87,7 @@ def main():
     for name, message in unexpected:
         print(f"unexpected skip: {name}" + (f": {message}" if message else ""), file=sys.stderr)
     if unexpected:
-        print(f"check_skips: {len(unexpected)} skipped test(s) not in {args.allowlist}", file=sys.stderr)
+        print(f"check_skips: {len(unexpected)} skipped test(s) not in {', '.join(allowlists)}", file=sys.stderr)
         return 1
     return 0
 

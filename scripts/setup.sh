@@ -4,21 +4,19 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ nlohmann-json3-dev libbenchmark-dev libgtest-dev libcli11-dev libfmt-dev libpng-dev
           python3 python3-matplotlib python3-pandas
-          # Kokkos: the pinned release is built at configure time (patch applies its CUDA 13 fix);
-          # Debian's Kokkos 3.4 (Serial only) is the fallback when no source can be had
-          patch libtrilinos-kokkos-dev
           # scripts/sanitizers.sh and scripts/fuzz.sh: Clang with libFuzzer and the sanitizer runtimes,
           # LLVM's OpenMP with Archer (ThreadSanitizer needs an OpenMP runtime it can see through),
           # llvm-symbolizer (the asan build's reports, and its leak suppressions, need symbols)
           clang-16 libclang-rt-16-dev libomp-16-dev llvm-16
           # the distributed mode (docs/scaling.md): MPI's library and mpirun
           libopenmpi-dev openmpi-bin)
-# models/omp_target/: GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's offload
-# packager and linker wrapper (the Clang build's omp_target variants)
-packages+=(gcc-12-offload-nvptx clang-tools-16)
-# models/stdpar/ and models/thrust/'s TBB backend: oneTBB (libstdc++ runs the parallel algorithms
-# on it; without it they run serially). models/openacc/ uses gcc-12-offload-nvptx above.
-packages+=(libtbb-dev)
+# Each model's own packages, as its models/<name>/model.cmake declares them (PACKAGES; the comment
+# beside each says what for): read with awk, since CMake may be among what is missing here.
+declared=$(bash "$(dirname "$0")/model_packages.sh")  # a failure stops setup (set -e)
+if [[ -n $declared ]]; then
+  mapfile -t model_packages <<<"$declared"
+  packages+=("${model_packages[@]}")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,7 +15,8 @@ stage setup bash scripts/setup.sh
 stage build bash scripts/build.sh
 preset=${NBODY_PRESET:-cpu}
 stage tests ctest --preset "$preset" -j "$(nproc)" --output-junit "$PWD/build/$preset/junit.xml"
-# A test that skips without a reason in tests/skip_allowlist.txt fails the run (scripts/check_skips.py).
+# A test that skips without a reason in tests/skip_allowlist.txt or its model's
+# models/<name>/skip_allowlist.txt fails the run (scripts/check_skips.py).
 stage skips python3 scripts/check_skips.py "build/$preset/junit.xml"
 if [[ ${NBODY_RELIABILITY:-0} == 1 ]]; then
   stage sanitizers bash scripts/sanitizers.sh

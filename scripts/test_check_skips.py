@@ -28,13 +28,17 @@ Kokkos could not start
 
 
 class CheckSkips(unittest.TestCase):
-    def run_script(self, junit_text, allowlist_text):
+    def run_script(self, junit_text, *allowlist_texts):
+        """check_skips.py on junit_text with one --allowlist per text; with none, its default allowlists."""
         with tempfile.TemporaryDirectory() as folder:
-            junit, allowlist = Path(folder) / "junit.xml", Path(folder) / "allow.txt"
+            junit = Path(folder) / "junit.xml"
             junit.write_text(junit_text)
-            allowlist.write_text(allowlist_text)
-            return subprocess.run([sys.executable, str(SCRIPT), str(junit), "--allowlist", str(allowlist)],
-                                  capture_output=True, text=True)
+            arguments = []
+            for index, text in enumerate(allowlist_texts):
+                allowlist = Path(folder) / ("allow.txt" if index == 0 else f"allow{index}.txt")
+                allowlist.write_text(text)
+                arguments += ["--allowlist", str(allowlist)]
+            return subprocess.run([sys.executable, str(SCRIPT), str(junit), *arguments], capture_output=True, text=True)
 
     def test_a_skip_not_allowlisted_fails_naming_it_and_its_message(self):
         name = "Kokkos.EveryVariantRunsEveryWorkloadOnEverySpace"
@@ -60,10 +64,19 @@ class CheckSkips(unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("allow.txt:1", r.stderr)
 
-    def test_the_checked_in_allowlist_is_well_formed(self):
-        r = self.run_script(JUNIT % ("A.B", "A.B", "A.B"), (SCRIPT.parent.parent / "tests" / "skip_allowlist.txt").read_text())
+    def test_the_checked_in_allowlists_are_well_formed_and_read_by_default(self):
+        # tests/skip_allowlist.txt and every models/*/skip_allowlist.txt: CudaMap.* is models/cuda's.
+        r = self.run_script(JUNIT % ("A.B", "A.B", "A.B"))
         self.assertEqual(r.returncode, 1, r.stderr)  # A.B is in no allowlist
         self.assertIn("unexpected skip: A.B", r.stderr)
+        self.assertIn("skipped as allowed: CudaMap.EveryStrategyCountsTheSameCells (needs a GPU)", r.stdout)
+        self.assertIn("models/cuda/skip_allowlist.txt", r.stderr)
+
+    def test_every_allowlist_given_counts(self):
+        name = "Kokkos.PersistentTeamsThatCannotAllRunAreAnErrorNotAHang"
+        r = self.run_script(JUNIT % (name, name, name), "CudaMap.* | needs a GPU\n", name + " | needs @cuda\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"skipped as allowed: {name} (needs @cuda)", r.stdout)
 
 
 if __name__ == "__main__":

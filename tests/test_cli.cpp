@@ -25,6 +25,7 @@
 #include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
+#include "nbody/model_registration.hpp"
 #include "nbody/registry.hpp"
 #include "results/results.hpp"
 #include "test_support.hpp"
@@ -94,6 +95,47 @@ TEST(Cli, ListShowsTheWorkloadsOfEachVariant) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("workloads"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(builtin_registry().find("serial.reference")->workloads.describe()), std::string::npos) << r.out;
+}
+
+// What each model's model.cmake declares (docs/adding-a-model.md), for scripts and the plot tool: in
+// `list --json` and, the same, in a results file's context.
+TEST(Cli, ListJsonAndTheResultsContextGiveEachModelsDeclarations) {
+    TempDir dir;
+    const Outcome r = run_bench("list --json", dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json listed = nlohmann::json::parse(r.out);
+    ASSERT_EQ(listed["models"].size(), suite_models().size()) << r.out;
+    for (std::size_t i = 0; i < suite_models().size(); ++i) {
+        const SuiteModel& m = suite_models()[i];
+        const nlohmann::json& entry = listed["models"][i];
+        EXPECT_EQ(entry["id"], m.name);
+        EXPECT_EQ(entry["name"], m.title);
+        EXPECT_EQ(entry["family"], m.family);
+        EXPECT_EQ(entry["order"], m.report_order);
+        EXPECT_EQ(entry["in_build"], m.in_build);
+        EXPECT_EQ(entry["status"], m.status);
+        EXPECT_EQ(entry["native_spaces"].size(), m.native_spaces.size());
+    }
+    const auto omp = std::find_if(listed["models"].begin(), listed["models"].end(),
+                                  [](const nlohmann::json& m) { return m["id"] == "omp"; });
+    ASSERT_NE(omp, listed["models"].end());
+    EXPECT_EQ((*omp)["name"], "OpenMP");
+    EXPECT_EQ((*omp)["family"], "hand-written");
+    EXPECT_EQ((*omp)["native_spaces"], nlohmann::json::array({"openmp", "threads"}));
+    std::vector<std::string> ids;
+    for (const nlohmann::json& v : listed["variants"]) {
+        ids.push_back(v["id"]);
+        EXPECT_EQ(v["model"], ids.back().substr(0, ids.back().find('.')));
+        EXPECT_EQ(v["reason"].is_null(), v["available"].get<bool>()) << v;
+    }
+    std::vector<std::string> registered;
+    for (const VariantDescriptor* v : builtin_registry().match("*")) registered.push_back(v->id);
+    EXPECT_EQ(ids, registered);
+
+    const std::string matrix = dir.write("m.json", R"({"name": "m", "steps": 1, "repetitions": 1, "groups": [
+        {"variants": ["serial.reference"], "n": [16], "d": [2]}]})");
+    ASSERT_EQ(run_bench("matrix " + matrix + " --out " + dir.file("r.json"), dir).status, 0);
+    EXPECT_EQ(nlohmann::json::parse(testing::read_text(dir.file("r.json")))["context"]["models"], listed["models"]);
 }
 
 TEST(Cli, RunPrintsTimingsAndWritesStateAndMap) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "nbody/model_registration.hpp"
 #include "platform/build_info.hpp"
 #include "platform/host_info.hpp"
 #include "results/json_input.hpp"
@@ -177,6 +178,19 @@ std::string iso8601_now() {
     return date.size() < 5 ? date : fmt::format("{}:{}", date.substr(0, date.size() - 2), date.substr(date.size() - 2));
 }
 
+ordered_json suite_models_json() {
+    ordered_json models = ordered_json::array();
+    for (const SuiteModel& m : suite_models())
+        models.push_back({{"id", m.name},
+                          {"name", m.title},
+                          {"family", m.family},
+                          {"order", m.report_order},
+                          {"native_spaces", m.native_spaces},
+                          {"in_build", m.in_build},
+                          {"status", m.status}});
+    return models;
+}
+
 ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     const auto& gb_cpu = benchmark::CPUInfo::Get();
     const CpuInfo& cpu = host_cpu_info();
@@ -239,6 +253,7 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["kokkos_version"] = text_or_null(facts, {"kokkos_version"});
     c["build_facts"] = facts;
     c["build_facts"]["host_arch"] = build.host_arch;  // the ISA host code (and a built Kokkos) was compiled for
+    c["models"] = suite_models_json();
     // The absolute limits given (null: the rounding rule decides; for max_map_diff: every map count
     // must be explained), the same for both precisions.
     const auto thresholds_json = [&](Precision) {

@@ -19,6 +19,12 @@ inline constexpr int kResultsVersion = 2;
 // compiler, build flags, git commit, date, and the matrix's seed, constants and verification settings.
 nlohmann::ordered_json results_context(const Registry& registry, const MatrixSpec& spec);
 
+// Every model of the suite as its model.cmake declares it (docs/adding-a-model.md): id, display
+// name, report family and order, the execution spaces it is the hand-written code of, whether it is
+// in this build and its configure status. `nbody-bench list --json` prints it; results' context
+// records it as `models`, so that a report names and orders models as the build that ran them did.
+nlohmann::ordered_json suite_models_json();
+
 // What makes two matrices' results different, between a results file's context.matrix and the
 // matrix about to resume it (results_context's): "" when they agree, else the first key that differs
 // and its two values. Compared: name, seed, constants, verification and every group's definition,

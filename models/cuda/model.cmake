@@ -32,4 +32,5 @@ else()
   endif()
 endif()
 nbody_find_nccl()
-nbody_register_model(NAME cuda TITLE CUDA IN_BUILD ${NBODY_WITH_CUDA} STATUS "${NBODY_MODEL_STATUS_CUDA}")
+nbody_register_model(NAME cuda TITLE CUDA IN_BUILD ${NBODY_WITH_CUDA} STATUS "${NBODY_MODEL_STATUS_CUDA}"
+                     FAMILY hand-written REPORT_ORDER 10 NATIVE_SPACES cuda)

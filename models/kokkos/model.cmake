@@ -7,4 +7,7 @@ if(NOT NBODY_ENABLE_KOKKOS)
 else()
   include(${CMAKE_CURRENT_LIST_DIR}/find_kokkos.cmake)  # sets NBODY_WITH_KOKKOS and NBODY_MODEL_STATUS_KOKKOS
 endif()
-nbody_register_model(NAME kokkos TITLE Kokkos IN_BUILD ${NBODY_WITH_KOKKOS} STATUS "${NBODY_MODEL_STATUS_KOKKOS}")
+# PACKAGES (scripts/setup.sh): patch applies the pinned release's CUDA 13 fix when Kokkos is built at
+# configure time; Debian's Kokkos 3.4 (Serial only) is the fallback when no source can be had.
+nbody_register_model(NAME kokkos TITLE Kokkos IN_BUILD ${NBODY_WITH_KOKKOS} STATUS "${NBODY_MODEL_STATUS_KOKKOS}"
+                     REPORT_ORDER 20 PACKAGES patch libtrilinos-kokkos-dev)

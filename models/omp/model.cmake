@@ -12,4 +12,5 @@ else()
     set(NBODY_MODEL_STATUS_OPENMP "off: the C++ compiler has no OpenMP support")
   endif()
 endif()
-nbody_register_model(NAME omp TITLE OpenMP IN_BUILD ${NBODY_WITH_OPENMP} STATUS "${NBODY_MODEL_STATUS_OPENMP}")
+nbody_register_model(NAME omp TITLE OpenMP IN_BUILD ${NBODY_WITH_OPENMP} STATUS "${NBODY_MODEL_STATUS_OPENMP}"
+                     FAMILY hand-written REPORT_ORDER 40 NATIVE_SPACES openmp threads)

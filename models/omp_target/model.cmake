@@ -135,5 +135,8 @@ function(nbody_bundle_offload_plugin target)
       VERBATIM)
   endforeach()
 endfunction()
-nbody_register_model(NAME omp_target TITLE "OpenMP target offload" IN_BUILD ${NBODY_WITH_OMP_TARGET}
-                     STATUS "${NBODY_MODEL_STATUS_OMP_TARGET}" PORTABLE_FUNCTION nbody_bundle_offload_plugin)
+# PACKAGES (scripts/setup.sh): GCC's nvptx offload compiler (brings libgomp-plugin-nvptx1); Clang's
+# offload packager and linker wrapper (the Clang build's omp_target variants).
+nbody_register_model(NAME omp_target TITLE "OpenMP offload" IN_BUILD ${NBODY_WITH_OMP_TARGET}
+                     STATUS "${NBODY_MODEL_STATUS_OMP_TARGET}" PORTABLE_FUNCTION nbody_bundle_offload_plugin
+                     FAMILY OpenMP-offload REPORT_ORDER 50 PACKAGES gcc-12-offload-nvptx clang-tools-16)

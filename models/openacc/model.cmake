@@ -67,5 +67,6 @@ function(nbody_openacc_library_beside target)
     COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:nbody_openacc_kernels> $<TARGET_FILE_DIR:${target}>
     VERBATIM)
 endfunction()
+# PACKAGES (scripts/setup.sh): GCC's nvptx offload compiler.
 nbody_register_model(NAME openacc TITLE OpenACC IN_BUILD ${NBODY_WITH_OPENACC} STATUS "${NBODY_MODEL_STATUS_OPENACC}"
-                     PORTABLE_FUNCTION nbody_openacc_library_beside)
+                     PORTABLE_FUNCTION nbody_openacc_library_beside REPORT_ORDER 60 PACKAGES gcc-12-offload-nvptx)

@@ -33,4 +33,7 @@ else()
     endif()
   endif()
 endif()
-nbody_register_model(NAME stdpar TITLE stdpar IN_BUILD ${NBODY_WITH_STDPAR} STATUS "${NBODY_MODEL_STATUS_STDPAR}")
+# PACKAGES (scripts/setup.sh): oneTBB; libstdc++ runs the parallel algorithms on it (without it,
+# serially).
+nbody_register_model(NAME stdpar TITLE stdpar IN_BUILD ${NBODY_WITH_STDPAR} STATUS "${NBODY_MODEL_STATUS_STDPAR}"
+                     REPORT_ORDER 80 PACKAGES libtbb-dev)

@@ -41,4 +41,6 @@ else()
     endif()
   endif()
 endif()
-nbody_register_model(NAME thrust TITLE Thrust IN_BUILD ${NBODY_WITH_THRUST} STATUS "${NBODY_MODEL_STATUS_THRUST}")
+# PACKAGES (scripts/setup.sh): oneTBB, the TBB backend.
+nbody_register_model(NAME thrust TITLE Thrust IN_BUILD ${NBODY_WITH_THRUST} STATUS "${NBODY_MODEL_STATUS_THRUST}"
+                     REPORT_ORDER 70 PACKAGES libtbb-dev)

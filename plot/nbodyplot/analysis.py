@@ -9,8 +9,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cost_model
-from .results import DEFAULT_WORKLOAD, MODEL_NAMES, VERDICTS, Build, Config, InputError
+from . import cost_model, models
+from .results import DEFAULT_WORKLOAD, VERDICTS, Build, Config, InputError
 
 LADDERS_FILE = Path(__file__).resolve().parent.parent / "ladders.json"
 
@@ -19,11 +19,11 @@ LADDERS_FILE = Path(__file__).resolve().parent.parent / "ladders.json"
 LIMIT_TOLERANCE = 0.01
 # The smallest problem of matrices/n-sweep.json (and the N of matrices/d-sweep.json): the summary's small N.
 SMALL_PROBLEM = (1024, 10)
-# A Kokkos execution space -> the prefix of the hand-written variants it is compared with. Kokkos'
-# Serial space has none: serial.reference is the correctness baseline, not a tuned serial code, so
-# Kokkos Serial ÷ serial measures no portability.
-HAND_WRITTEN_FOR_SPACE = {"cuda": "cuda", "hip": "hip", "sycl": "sycl", "openmp": "omp", "threads": "omp"}
-MODEL_ORDER = ("cuda", "hip", "sycl", "omp", "omp_target", "openacc", "thrust", "stdpar", "serial")
+# The portable model the summary sets against the hand-written code of each of its execution spaces
+# (Kokkos ÷ hand-written): the question the suite asks of Kokkos, not a fact of a model. Which model is
+# the hand-written code of a space is each model's declaration (NATIVE_SPACES: cuda, omp); Kokkos'
+# Serial space has none: serial.reference is the correctness baseline, not a tuned serial code.
+PORTABLE_MODEL = "kokkos"
 
 
 def ok(configs):
@@ -48,24 +48,27 @@ def model_space(model: str) -> str | None:
 
 def hand_written_model(space: str) -> str | None:
     """The hand-written model a Kokkos execution space is compared with (cuda -> CUDA, openmp -> OpenMP)."""
-    prefix = HAND_WRITTEN_FOR_SPACE.get(space)
-    return MODEL_NAMES.get(prefix, prefix) if prefix else None
+    native = models.current().native_to(space)
+    return native.name if native else None
 
 
 def kokkos_partner(model: str) -> str | None:
     """The hand-written model a Kokkos model is compared with ("Kokkos (cuda)" -> "CUDA"); None for the other
     models, also those with execution spaces (Thrust, OpenACC's host): the summary's ratio is Kokkos ÷ hand-written."""
     space = model_space(model)
-    return hand_written_model(space) if space and model.startswith(MODEL_NAMES["kokkos"] + " (") else None
+    portable = models.current().name(PORTABLE_MODEL)
+    return hand_written_model(space) if space and model.startswith(portable + " (") else None
 
 
 def model_key(model: str):
-    """Models of one execution space first in MODEL_ORDER (CUDA, OpenMP, ..., serial), then those with several:
-    Kokkos by execution space in the same order, then Thrust and OpenACC's host by MODEL_ORDER."""
+    """Models of one execution space first in their declared order (CUDA, OpenMP, ..., serial), then those with
+    several: Kokkos by execution space in the order of each space's hand-written model, then Thrust and OpenACC's
+    host in their own order."""
+    catalog = models.current()
     space = model_space(model)
-    base = next((p for p, name in MODEL_NAMES.items() if name == model.partition(" (")[0]), model)
-    prefix = (HAND_WRITTEN_FOR_SPACE.get(space) if base == "kokkos" else base) if space else base
-    return (space is not None, MODEL_ORDER.index(prefix) if prefix in MODEL_ORDER else len(MODEL_ORDER), model)
+    base = catalog.named(model.partition(" (")[0])
+    ordered_as = catalog.native_to(space) if space and base is not None and base.id == PORTABLE_MODEL else base
+    return (space is not None, ordered_as.order if ordered_as else models.UNORDERED, model)
 
 
 def fastest(configs, over_builds: bool = False) -> dict[tuple, Config]:
@@ -604,20 +607,14 @@ def strong_scaling_fits(configs, exposed=(), inverse_bandwidth: float | None = N
 # ---------------------------------------------------------------------------------------------
 # Performance portability (Pennycook, Sewall and Lee 2016)
 
-BEST_OF_FAMILIES = {
-    # family name -> predicate on a variant id: the fastest member counts on each platform, so the row may take
-    # a different source on each platform
-    "best Kokkos variant": lambda v: v.startswith("kokkos."),
-    "best hand-written variant": lambda v: v.split(".", 1)[0] in ("cuda", "omp", "serial"),
-    # directives only: OpenMP target offload runs on GPUs alone, so its PP over CPU+GPU platforms is 0
-    "best OpenMP-offload variant": lambda v: v.startswith("omp_target."),
-    # Thrust on its CUDA, OpenMP and TBB backends
-    "best Thrust variant": lambda v: v.startswith("thrust."),
-    # C++ parallel algorithms on the CPU only (no nvc++ here): PP 0 over CPU+GPU platforms
-    "best stdpar variant": lambda v: v.startswith("stdpar."),
-    # the GPU variants and their @host builds of the same source
-    "best OpenACC variant": lambda v: v.startswith("openacc."),
-}
+def best_of_families() -> dict:
+    """Row name -> predicate on a variant id, one per family the models declare (FAMILY in their model.cmake;
+    "hand-written" is CUDA, OpenMP and serial): the fastest member counts on each platform, so the row may take a
+    different source on each platform. A family whose models run on one kind of device (OpenMP offload on GPUs,
+    stdpar on CPUs) has PP 0 over CPU+GPU platforms."""
+    return {f"best {family} variant": (lambda v, ids=frozenset(ids): v.split(".", 1)[0] in ids)
+            for family, ids in models.current().families().items()}
+
 
 # What a row of the performance-portability table is.
 SINGLE_SOURCE = "one source"       # one variant id on every execution space or backend (kokkos.naive@cuda, @openmp)
@@ -754,7 +751,7 @@ def portability(configs, workload: tuple, problem: tuple) -> Portability:
         kind = SINGLE_SOURCE if family in spaced else ONE_KIND
         rows.append(_portability_row(family, kind, members, platforms, best_time, kinds,
                                      possible_for(lambda c, f=family: c.family == f)))
-    for name, member in BEST_OF_FAMILIES.items():
+    for name, member in best_of_families().items():
         members = [c for c in chosen if member(c.variant)]
         if len({c.family for c in members}) > 1:
             rows.append(_portability_row(name, BEST_OF, members, platforms, best_time, kinds,

@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import schema
+from . import models, schema
 
 
 class InputError(Exception):
@@ -23,8 +23,6 @@ class InputError(Exception):
 
 
 GPU_EXECUTION_SPACES = ("cuda", "hip", "sycl")
-MODEL_NAMES = {"serial": "serial", "omp": "OpenMP", "omp_target": "OpenMP offload", "cuda": "CUDA", "kokkos": "Kokkos",
-               "stdpar": "stdpar", "thrust": "Thrust", "openacc": "OpenACC"}
 # Error field of an entry -> its threshold in context.matrix.verification (docs/results-format.md).
 THRESHOLD_KEYS = {"max_pos_err": "max_pos_err", "rms_pos_err": "max_rms_pos_err",
                   "max_vel_err": "max_vel_err", "map_diff": "max_map_diff"}
@@ -198,8 +196,8 @@ class Config:
         """The programming model, with its execution space where it has several (Kokkos, Thrust, OpenACC's host)."""
         backend = self.variant.split(".", 1)[0]
         if self.space is not None:
-            return f"{MODEL_NAMES.get(backend, backend)} ({self.space})"
-        return MODEL_NAMES.get(backend, backend)
+            return f"{models.current().name(backend)} ({self.space})"
+        return models.current().name(backend)
 
     @property
     def workload_text(self) -> str:
@@ -437,7 +435,8 @@ def _config(path, context, build, thresholds, workload, variant, tuning, n, d, s
 def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
     """Every configuration of every file; a later file's configuration replaces an earlier identical one
     (same device (with its ranks), build, workload, variant, tuning, N, D, steps, and scaling kind: a strong
-    and a weak scaling run at G = 1 may measure the same problem). Each build gets its label."""
+    and a weak scaling run at G = 1 may measure the same problem). Each build gets its label. The models are
+    named and ordered as these files' contexts declare them (models.py), else as this checkout's do."""
     sources, by_key = [], {}
     for path in paths:
         source, configs = read_file(path)
@@ -445,6 +444,10 @@ def load(paths: list[str]) -> tuple[list[Source], list[Config]]:
         for c in configs:
             by_key[(c.device, c.build, c.workload, c.variant, tuple(sorted(c.tuning.items())), c.n, c.d, c.steps,
                     c.scaling)] = c
+    try:
+        models.use_contexts([s.context for s in sources])
+    except models.DeclarationError as e:
+        raise InputError(str(e)) from None
     parts = build_label_parts(s.build for s in sources)
     for c in by_key.values():
         c.build_parts = parts[c.build]

@@ -398,7 +398,7 @@ class Analysis(unittest.TestCase):
         self.assertEqual(groups, [["CUDA", "Kokkos (cuda)"], ["stdpar"], ["Thrust (cuda)"], ["Thrust (omp)"]])
 
     def test_each_new_model_has_its_best_of_family(self):
-        families = self.analysis.BEST_OF_FAMILIES
+        families = self.analysis.best_of_families()
         for family, member, other in (("best Thrust variant", "thrust.packed@tbb", "kokkos.simd@openmp"),
                                       ("best stdpar variant", "stdpar.blocked", "omp.simd"),
                                       ("best OpenACC variant", "openacc.naive@host", "omp_target.naive")):

@@ -11,11 +11,16 @@
 
 namespace nbody {
 
+// What a model declares in its model.cmake (nbody_register_model) about itself.
 struct SuiteModel {
     const char* name;                             // "omp": the model part of variant ids
     bool in_build;                                // whether this build compiled it
     const char* status;                           // the configure step's "on (...)" or "off: <why>"
     void (*register_variants)(Registry& registry);  // nullptr when !in_build
+    const char* title;                            // its display name: "OpenMP"
+    const char* family;                           // the report's "best <family> variant" row it counts in
+    int report_order;                             // its place in the report's tables, smaller first
+    std::vector<const char*> native_spaces;       // the portable models' execution spaces it is the hand-written code of
 };
 
 // Every model of the suite in nbody_add_models() order (generated: suite_models.cpp).
