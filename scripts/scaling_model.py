@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plot"))
-from nbodyplot import analysis, cost_model  # noqa: E402
+from nbodyplot import analysis, cost_model, scaling  # noqa: E402
 from nbodyplot.results import InputError, load, workload_text  # noqa: E402
 
 WORKLOAD_WORDS = {"2d": 2, "3d": 3}
@@ -61,7 +61,7 @@ def us(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us"
 
 
-def print_fit(group: analysis.ScalingFit) -> None:
+def print_fit(group: scaling.ScalingFit) -> None:
     t, f = group.fit.terms, group.fit
     print(f"== {group.device}, {group.variant}, build {group.build_label}")
     print(f"shared terms fitted on {workload_text(f.reference)} and the measured exposed exchanges:")
@@ -82,9 +82,9 @@ def print_fit(group: analysis.ScalingFit) -> None:
     print(f"{'workload':<15}{'N':>9}{'G':>3} {'exchange':<10}{'N/G':>8}{'T(G) s':>12}{'T(1) s':>12}"
           f"{'E':>7}{'E model':>8}{'resid':>8}{'excess us':>11}{'model us':>10}  fitted")
     for p in group.points:
-        fitted = group.fit.point(p.config.workload, p.config.n, p.ranks, analysis.exchange_of(p.config))
+        fitted = group.fit.point(p.config.workload, p.config.n, p.ranks, scaling.exchange_of(p.config))
         split = p.base.time / p.ranks
-        print(f"{workload_text(p.config.workload):<15}{p.config.n:>9}{p.ranks:>3} {analysis.exchange_of(p.config):<10}"
+        print(f"{workload_text(p.config.workload):<15}{p.config.n:>9}{p.ranks:>3} {scaling.exchange_of(p.config):<10}"
               f"{p.bodies_per_rank:>8}{p.config.time:>12.4e}{p.base.time:>12.4e}{p.efficiency:>7.3f}"
               f"{fitted.model_efficiency:>8.3f}{100 * fitted.residual:>+7.2f}%"
               f"{(p.config.time - split) * 1e6:>11.1f}{(fitted.model_time - split) * 1e6:>10.1f}  "
@@ -94,16 +94,16 @@ def print_fit(group: analysis.ScalingFit) -> None:
               f"model {us(model)} ({100 * (model / e.seconds - 1):+.2f} %)")
 
 
-def print_weak_checks(group: analysis.ScalingFit, configs) -> None:
+def print_weak_checks(group: scaling.ScalingFit, configs) -> None:
     """Runs over ranks without a single-rank run of their N (weak scaling): the base is the single-rank N
     nearest N / sqrt(G) (within 2 %), scaled by (N / N1)^2 (the model's rate at a rank's share)."""
     singles = [c for c in analysis.ok(configs) if c.ranks == 1 and c.base_device == group.device
                and c.variant == group.variant and c.build_label == group.build_label]
-    strong = {(p.config.workload, p.config.n, p.ranks, analysis.exchange_of(p.config)) for p in group.points}
+    strong = {(p.config.workload, p.config.n, p.ranks, scaling.exchange_of(p.config)) for p in group.points}
     rows = []
     for c in analysis.ok(configs):
         if c.ranks < 2 or c.base_device != group.device or c.variant != group.variant \
-                or c.build_label != group.build_label or (c.workload, c.n, c.ranks, analysis.exchange_of(c)) in strong:
+                or c.build_label != group.build_label or (c.workload, c.n, c.ranks, scaling.exchange_of(c)) in strong:
             continue
         target = c.n / math.sqrt(c.ranks)
         bases = [s for s in singles if s.workload == c.workload and s.d == c.d and abs(s.n / target - 1) <= 0.02]
@@ -111,17 +111,17 @@ def print_weak_checks(group: analysis.ScalingFit, configs) -> None:
             continue
         base = min(bases, key=lambda s: abs(s.n - target))
         single = base.time * (c.n / base.n) ** 2
-        model = cost_model.predict(group.fit.terms, c.workload, c.n, c.ranks, analysis.exchange_of(c), single)
+        model = cost_model.predict(group.fit.terms, c.workload, c.n, c.ranks, scaling.exchange_of(c), single)
         rows.append((c, base, base.time / c.time, base.time / model.time, model.time / c.time - 1))
     if rows:
         print("weak-scaling checks (not fitted): E = T(1, N1) / T(G, N), N1 = N / sqrt(G)")
-        for c, base, measured, model, residual in sorted(rows, key=lambda r: (r[0].workload, analysis.exchange_of(r[0]),
+        for c, base, measured, model, residual in sorted(rows, key=lambda r: (r[0].workload, scaling.exchange_of(r[0]),
                                                                                  r[0].ranks, r[0].n)):
-            print(f"  {workload_text(c.workload):<15}N={c.n:>7} G={c.ranks} {analysis.exchange_of(c):<10}N1={base.n:>7}"
+            print(f"  {workload_text(c.workload):<15}N={c.n:>7} G={c.ranks} {scaling.exchange_of(c):<10}N1={base.n:>7}"
                   f"  E {measured:.3f} model {model:.3f} resid {100 * residual:+.2f}%")
 
 
-def print_profile(group: analysis.ScalingFit, exposed) -> None:
+def print_profile(group: scaling.ScalingFit, exposed) -> None:
     observations = [o.observation for o in group.fit.points]
     print("profile over B (the other terms refitted): B, rms relative residual, lambda, alpha, t_fixed of the reference "
           "workload, t_overlap")
@@ -136,7 +136,7 @@ def print_profile(group: analysis.ScalingFit, exposed) -> None:
               f"{us(f.terms.fixed_s[f.reference])}   t_overlap {overlap}")
 
 
-def print_predictions(group: analysis.ScalingFit, args) -> None:
+def print_predictions(group: scaling.ScalingFit, args) -> None:
     workload = group.fit.reference
     singles = [p.base for p in group.points if p.config.workload == workload]
     largest = max(singles, key=lambda c: c.n)
@@ -250,9 +250,9 @@ def print_grids(configs, sources, residents: dict, slice_rule: str) -> None:
     print(f"{'device':<24}{'variant':<15}{'workload':<15}{'BPT':>4}{'N':>9}{'G':>3} {'exchange':<10}{'N/G':>8}{'grid':>10}"
           f"{'blk/SM':>8}{'SM bal':>8}{'slot bal':>9}{'rate/GPU':>11}")
     for c, owned, bodies, g, rate in sorted(rows, key=lambda r: (r[0].base_device, r[0].variant, r[0].workload, r[2],
-                                                                 r[0].ranks > 1, analysis.exchange_of(r[0]), r[0].n, r[0].ranks)):
+                                                                 r[0].ranks > 1, scaling.exchange_of(r[0]), r[0].n, r[0].ranks)):
         print(f"{c.base_device[:23]:<24}{c.variant[:14]:<15}{workload_text(c.workload):<15}"
-              f"{bodies:>4}{c.n:>9}{c.ranks:>3} {analysis.exchange_of(c) if c.ranks > 1 else '-':<10}{owned:>8}"
+              f"{bodies:>4}{c.n:>9}{c.ranks:>3} {scaling.exchange_of(c) if c.ranks > 1 else '-':<10}{owned:>8}"
               f"{g['body_blocks']:>6}x{g['slices']:<3}{g['per_sm']:>8.2f}{g['sm_balance']:>8.3f}{g['slot_balance']:>9.3f}"
               f"{rate:>11.3e}")
 
@@ -277,7 +277,7 @@ def main(argv=None) -> int:
         print(f"scaling_model.py: {e}", file=sys.stderr)
         return 2
     held = None if args.hold_bandwidth_gbs is None else 1 / (args.hold_bandwidth_gbs * 1e9)
-    groups = analysis.strong_scaling_fits(configs, args.exposed, inverse_bandwidth=held)
+    groups = scaling.strong_scaling_fits(configs, args.exposed, inverse_bandwidth=held)
     if not groups:
         print("scaling_model.py: no run over several ranks with a single-rank run of the same problem", file=sys.stderr)
     for group in groups:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, cost_model, peer, report, schema
+from . import analysis, cost_model, ladders, peer, performance_portability, report, schema
+from .report_text import APPENDIX_FILE, NOT_DRAWN, REPORT_FILE
 from .results import InputError, load
 
 
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="results files of `nbody-bench matrix`; a later file's configuration replaces an "
                              "identical one of an earlier file")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures, report.md and appendix.md")
-    parser.add_argument("--ladders", default=str(analysis.LADDERS_FILE), metavar="FILE",
+    parser.add_argument("--ladders", default=str(ladders.LADDERS_FILE), metavar="FILE",
                         help="ladder definition (default: %(default)s)")
     parser.add_argument("--pp-problem", type=parse_problem, metavar="N,D",
                         help="problem of the performance-portability tables, for every workload that measured it "
@@ -81,8 +82,8 @@ def run(argv: list[str]) -> Path:
                 raise InputError(f"{refusal} (nbody-bench check-results)")
     sources, configs = load(args.results)
     peer_runs = [run for path in args.peer for run in peer.read_peer_log(path)]
-    ladders = analysis.read_ladders(Path(args.ladders))
-    from . import figures  # matplotlib loads in a second or more: only once the input is known good
+    ladder_definitions = ladders.read_ladders(Path(args.ladders))
+    from . import figures, scaling_figures  # matplotlib loads in a second or more: only once the input is known good
     out_dir = Path(args.out)
     # The files of each figure: the figures, report.md's links and forget_earlier_figures all take this.
     formats = ("png", "svg") if args.svg else ("png",)
@@ -99,24 +100,24 @@ def run(argv: list[str]) -> Path:
     def appendix_figure(draw):
         """A figure only appendix.md shows (ladders, thread scaling, time against D, the heat maps of the workloads
         other than the main one): drawn with --all-figures."""
-        return draw() if args.all_figures else report.NOT_DRAWN
+        return draw() if args.all_figures else NOT_DRAWN
 
     stems = {
-        "rank_scaling": figures.rank_scaling(all_configs, out_dir, formats),
-        "scaling_efficiency": figures.scaling_efficiency(all_configs, out_dir, formats, args.exposed_exchange),
+        "rank_scaling": scaling_figures.rank_scaling(all_configs, out_dir, formats),
+        "scaling_efficiency": scaling_figures.scaling_efficiency(all_configs, out_dir, formats, args.exposed_exchange),
         "time_vs_n": figures.time_vs(configs, "n", out_dir, formats),
         "time_vs_d": appendix_figure(lambda: figures.time_vs(configs, "d", out_dir, formats)),
         "efficiency_vs_n": figures.efficiency_vs_n(configs, out_dir, formats),
         "interactions_per_joule_vs_n": figures.interactions_per_joule_vs_n(configs, out_dir, formats),
         "portability_ratio_vs_n": figures.portability_ratio(configs, out_dir, formats),
-        "thread_scaling": appendix_figure(lambda: figures.thread_scaling(configs, out_dir, formats)),
+        "thread_scaling": appendix_figure(lambda: scaling_figures.thread_scaling(configs, out_dir, formats)),
     }
-    ladder_tables = analysis.ladder_tables(configs, ladders)
+    ladder_tables = ladders.ladder_tables(configs, ladder_definitions)
     ladder_stems = [appendix_figure(lambda t=t: figures.ladder(t, out_dir, formats)) for t in ladder_tables]
     pps = []
     for workload in analysis.workloads(configs):
-        problem = args.pp_problem or analysis.pp_problem(configs, workload)
-        pp = analysis.portability(configs, workload, problem) if problem else None
+        problem = args.pp_problem or performance_portability.pp_problem(configs, workload)
+        pp = performance_portability.portability(configs, workload, problem) if problem else None
         if pp and pp.rows:
             pps.append(pp)
     if args.pp_problem and not pps:
@@ -132,9 +133,9 @@ def run(argv: list[str]) -> Path:
     report_text, appendix_text = report.render(sources, all_configs, stems, ladder_tables, ladder_stems, pps,
                                                pp_stems, peer_runs, peer_comparisons, peer_stems, formats=formats,
                                                exposed=args.exposed_exchange)
-    report_path = out_dir / report.REPORT_FILE
+    report_path = out_dir / REPORT_FILE
     report_path.write_text(report_text + "\n", encoding="utf-8")
-    (out_dir / report.APPENDIX_FILE).write_text(appendix_text + "\n", encoding="utf-8")
+    (out_dir / APPENDIX_FILE).write_text(appendix_text + "\n", encoding="utf-8")
     if args.summary:
         print(report.section_text(report_text, "Portability at a glance"))
     written = [stem for stem in [*stems.values(), *ladder_stems, *pp_stems, *peer_stems] if stem]
@@ -172,5 +173,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nbody_plot: error: cannot draw these results ({type(e).__name__}: {e}); `nbody-bench check-results "
               "FILE` says what is wrong with a file", file=sys.stderr)
         return 2
-    print(f"nbody_plot: wrote {path} (its tables: {path.parent / report.APPENDIX_FILE})")
+    print(f"nbody_plot: wrote {path} (its tables: {path.parent / APPENDIX_FILE})")
     return 0

@@ -1,158 +1,22 @@
-"""The figures, each written in the formats the caller names (png, svg); every function returns the file stem or
-None (no data)."""
+"""The figures of the sweeps over N and D, the portability ratio, the ladders, the performance-portability heat maps
+and the comparison with the CUDA samples' nbody, each written in the formats the caller names (png, svg); every function
+returns the file stem or None (no data). The scaling figures are in scaling_figures.py."""
 from __future__ import annotations
 
 import math
 import textwrap
-import re
 from pathlib import Path
 
-import matplotlib
-import numpy as np
+# figure_style first: it selects the Agg backend before pyplot loads.
+from .figure_style import (MARKERS, REFERENCE, device_panels, legend_beside, legend_outside, line_style, log_axis,
+                           model_grid, save, series_context, slug, spans_decades, variant_styles)
 
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullLocator, ScalarFormatter  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from . import analysis  # noqa: E402
+from . import analysis, ladders, performance_portability  # noqa: E402
 from .results import local_build_labels, num, workload_text  # noqa: E402
-
-plt.rcParams.update({
-    "svg.hashsalt": "nbody-portability-suite",  # reproducible SVG ids
-    "font.size": 10,
-    "legend.fontsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-})
-MARKERS = "osD^v<>ph*X"
-REFERENCE = "reference"  # gid of a line that is not a series (a limit, the ideal): the style check skips it
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
-
-
-# savefig options per format; an SVG without a date is reproducible.
-SAVE_OPTIONS = {"png": {"dpi": 120}, "svg": {"metadata": {"Date": None}}}
-
-
-def save(fig, out_dir: Path, stem: str, formats: tuple[str, ...]) -> str:
-    for ext in formats:
-        fig.savefig(out_dir / f"{stem}.{ext}", bbox_inches="tight", **SAVE_OPTIONS[ext])
-    plt.close(fig)
-    return stem
-
-
-def spans_decades(values, decades: float = 1.0) -> bool:
-    values = [v for v in values if v and v > 0]
-    return bool(values) and max(values) / min(values) >= 10 ** decades
-
-
-def legend_outside(ax):
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
-
-
-def legend_beside(ax):
-    handles, _ = ax.get_legend_handles_labels()
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
-              ncol=2 if len(handles) > 22 else 1, fontsize=7)
-
-
-def _device_panels(n_devices: int, width: float = 8.5, height: float = 3.6):
-    fig, axes = plt.subplots(n_devices, 1, figsize=(width, height * n_devices), squeeze=False, layout="constrained")
-    return fig, [row[0] for row in axes]
-
-
-def _spaced(values: list, log: bool) -> list:
-    """The values, less those too close to the previous one to label (1/10 of the axis)."""
-    position = (lambda v: math.log10(v)) if log else (lambda v: v)
-    gap = (position(values[-1]) - position(values[0])) / 10
-    kept = [values[0]]
-    for v in values[1:]:
-        if position(v) - position(kept[-1]) >= gap:
-            kept.append(v)
-    return kept
-
-
-def _log_axis(ax, axis: str, values, always: bool = False):
-    """Log scale where the values span a decade (or always); a size axis gets its measured values as ticks."""
-    if always or spans_decades(values):
-        getattr(ax, f"set_{axis}scale")("log")
-    if axis == "x":
-        sizes = sorted(set(values))
-        if len(sizes) <= 8:
-            ticks = _spaced(sizes, log=ax.get_xscale() == "log")
-            ax.set_xticks(ticks, [str(v) for v in ticks], fontsize=8)
-            ax.xaxis.set_minor_locator(NullLocator())
-        else:
-            ax.xaxis.set_major_formatter(ScalarFormatter())
-            ax.xaxis.get_major_formatter().set_scientific(False)
-    return ax
-
-
-def line_style(index: int):
-    """Line style number `index`: solid, dashed, dotted, dash-dot, then ever longer dashes."""
-    named = ["-", "--", ":", "-."]
-    return named[index] if index < len(named) else (0, (index + 2, 2, 1, 2))
-
-
-def variant_styles(configs) -> dict[str, tuple]:
-    """A colour and marker per variant, the same in every figure; unique within a model (a panel holds
-    one model), since 10 colours and 11 markers repeat together only after 110 variants."""
-    styles = {}
-    by_model: dict[str, set] = {}
-    for c in configs:
-        by_model.setdefault(c.model, set()).add(c.variant)
-    colours = plt.get_cmap("tab10").colors
-    for variants in by_model.values():
-        for i, variant in enumerate(sorted(variants)):
-            styles[variant] = (colours[i % len(colours)], MARKERS[i % len(MARKERS)])
-    return styles
-
-
-def series_context(key: analysis.SeriesKey, keys, fixed_name: str) -> tuple[str, str]:
-    """(what the panel's lines share, what tells this line from the others of its variant): build,
-    workload and the fixed axis value, each named where it is not the same for every line; a build by
-    its report-wide label where the panel has one build, else by the parts of it that differ in the panel."""
-    build = local_build_labels(keys)[key.build]
-    parts = [("build", build, {k.build_label for k in keys}),
-             ("workload", workload_text(key.workload), {k.workload for k in keys}),
-             (fixed_name, f"{fixed_name} = {key.fixed}", {k.fixed for k in keys})]
-    shared = [text for name, text, values in parts if len(values) == 1 and text]
-    own = [text for name, text, values in parts if len(values) > 1]
-    return ", ".join(shared), ", ".join(own)
-
-
-def _model_grid(panels: list[tuple], panel_width: float = 8.0, panel_height: float = 3.4, legend_rows: int = 0):
-    """Panels (device, model) in rows: each hand-written model beside the Kokkos model compared with it
-    (one y axis for the row, so that the two read against each other), the models without a partner two
-    to a row. Returns (fig, {panel: ax})."""
-    rows: list[tuple[list, bool]] = []  # (panels, shared y)
-    devices = list(dict.fromkeys(device for device, _ in panels))
-    for device in devices:
-        models = [m for d, m in panels if d == device]
-        singles = []
-        for group in analysis.comparison_groups(models):
-            if len(group) > 1:
-                rows.append(([(device, m) for m in group], True))
-            else:
-                singles.append((device, group[0]))
-        rows += [(singles[i:i + 2], False) for i in range(0, len(singles), 2)]
-    columns = max(2, max(len(r) for r, _ in rows)) if len(panels) > 1 else 1
-    height = max(panel_height, 0.14 * legend_rows + 0.8)
-    fig, axes = plt.subplots(len(rows), columns, figsize=(panel_width * columns, height * len(rows)),
-                             squeeze=False, layout="constrained")
-    placed = {}
-    for r, (row, shared) in enumerate(rows):
-        for col in range(columns):
-            if col < len(row):
-                placed[row[col]] = axes[r][col]
-                if shared and col > 0:
-                    axes[r][col].sharey(axes[r][0])
-            else:
-                axes[r][col].set_visible(False)
-    return fig, placed
-
 
 # A sweep's quantity -> how a configuration gives it.
 SWEEP_QUANTITIES = {"time": lambda c: c.time, "efficiency": lambda c: c.efficiency,
@@ -177,7 +41,7 @@ def draw_sweep(configs, axis: str, quantity: str):
     limits = analysis.device_limits(configs)
     fixed = "D" if axis == "n" else "N"
     legend_rows = max(len(by) for by in lines.values()) + 1
-    fig, placed = _model_grid(list(lines), legend_rows=legend_rows if legend_rows <= 22 else (legend_rows + 1) // 2)
+    fig, placed = model_grid(list(lines), legend_rows=legend_rows if legend_rows <= 22 else (legend_rows + 1) // 2)
     ys_by_ax = {}
     for (device, model), by_line in lines.items():
         ax = placed[(device, model)]
@@ -200,7 +64,7 @@ def draw_sweep(configs, axis: str, quantity: str):
             on_cpu = line[0].device_kind == "CPU"
             ax.axhline(1.0, color="black", linestyle="--", linewidth=1.2, gid=REFERENCE,
                        label=f"limit of the cores used (all cores: {whole})" if on_cpu else f"device limit ({whole})")
-        _log_axis(ax, "x", xs_all, always=axis == "n")
+        log_axis(ax, "x", xs_all, always=axis == "n")
         ys_by_ax[ax] = ys_all
         shared = series_context(keys[0], keys, fixed)[0]
         ax.set_title(f"{device}\n{model}" + (f" — {shared}" if shared else ""), fontsize=9)
@@ -256,7 +120,7 @@ def draw_portability_ratio(configs):
     by_device: dict[str, list] = {}
     for s in series:
         by_device.setdefault(s.device, []).append(s)
-    fig, axes = _device_panels(len(by_device), width=8.5, height=3.4)
+    fig, axes = device_panels(len(by_device), width=8.5, height=3.4)
     for ax, (device, device_series) in zip(axes, by_device.items()):
         contexts = sorted({_ratio_context(s, device_series)[1] for s in device_series})
         spaces = sorted({s.portable_model for s in device_series}, key=analysis.model_key)
@@ -273,7 +137,7 @@ def draw_portability_ratio(configs):
             xs_all += xs
             ys_all += ys
         ax.axhline(1.0, color="black", linewidth=0.8, label="as fast as hand-written", gid=REFERENCE)
-        _log_axis(ax, "x", xs_all, always=True)
+        log_axis(ax, "x", xs_all, always=True)
         # A ratio and its inverse lie equally far from 1 on a log axis; ticks at powers of two.
         low, high = min(ys_all) / 1.15, max(ys_all) * 1.15
         ax.set_yscale("log")
@@ -311,7 +175,7 @@ def portability_ratio(configs, out_dir: Path, formats: tuple[str, ...]) -> str |
     return save(fig, out_dir, "portability_ratio_vs_n", formats) if fig else None
 
 
-def ladder(table: analysis.LadderTable, out_dir: Path, formats: tuple[str, ...]) -> str:
+def ladder(table: ladders.LadderTable, out_dir: Path, formats: tuple[str, ...]) -> str:
     """Speedup bars of one ladder on one device: step over step and cumulative, a panel per sweep."""
     groups = table.groups
     labels = [f"{r.step.label}\n{r.step.variant}" + "".join(f" {k}={v}" for k, v in r.step.tuning.items())
@@ -347,216 +211,28 @@ def ladder(table: analysis.LadderTable, out_dir: Path, formats: tuple[str, ...])
     return save(fig, out_dir, ladder_stem(table), formats)
 
 
-def ladder_title(table: analysis.LadderTable) -> str:
+def ladder_title(table: ladders.LadderTable) -> str:
     """The ladder, the device, and the build and workload (named where not the only ones / not the default)."""
     extra = ([f"build {table.build_label}"] if table.build_label else []) + \
         ([workload_text(table.workload)] if table.workload != analysis.DEFAULT_WORKLOAD else [])
     return f"{table.ladder.title} on {table.device}" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def ladder_stem(table: analysis.LadderTable) -> str:
+def ladder_stem(table: ladders.LadderTable) -> str:
     parts = [table.ladder.name, table.device, table.build_label]
     if table.workload != analysis.DEFAULT_WORKLOAD:
         parts.append(workload_text(table.workload))
     return "ladder_" + "_".join(slug(p) for p in parts if p)
 
 
-def thread_scaling(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
-    fig = draw_thread_scaling(configs)
-    return save(fig, out_dir, "thread_scaling", formats) if fig else None
-
-
-def draw_thread_scaling(configs):
-    """Speedup and parallel efficiency against the `threads` tuning, a row of panels per device."""
-    series = analysis.thread_scaling(configs)
-    if not series:
-        return None
-    # Readable: per variant (and other tuning) its smallest D and at most its 3 largest N; the report's
-    # table has every series.
-    shown: dict[tuple, list] = {}
-    for s in series:
-        shown.setdefault((s.device, identity(s)), []).append(s)
-    by_device: dict[str, list] = {}
-    for (device, _), group in shown.items():
-        d_min = min(s.d for s in group)
-        by_device.setdefault(device, []).extend(
-            sorted((s for s in group if s.d == d_min), key=lambda s: -s.n)[:3])
-    colours = plt.get_cmap("tab10").colors
-    heights = [max(4.2, 0.19 * len(v) + 1.5) for v in by_device.values()]
-    fig, axes = plt.subplots(len(by_device), 2, squeeze=False, figsize=(12, sum(heights)),
-                             gridspec_kw={"height_ratios": heights})
-    for (ax_speedup, ax_eff), (device, device_series) in zip(axes, by_device.items()):
-        all_threads = sorted({p[0] for s in device_series for p in s.points})
-        identities = sorted({identity(s) for s in device_series}, key=str)
-        for s in device_series:
-            # colour (and marker beyond 10): the variant of one build and workload; line style: its N, largest first
-            index = identities.index(identity(s))
-            colour = colours[index % 10]
-            sizes = sorted({x.n for x in device_series if identity(x) == identity(s)}, reverse=True)
-            rank = sizes.index(s.n)
-            # the other tunings, build and workload only where they tell this variant's series apart
-            several = len({x.other_tuning for x in device_series if x.variant == s.variant}) > 1
-            label = s.label if several else f"{s.variant} N={s.n} D={s.d}"
-            builds = {x.build_label for x in device_series if x.variant == s.variant}
-            workloads = {x.workload for x in device_series if x.variant == s.variant}
-            label += (f" ({s.build_label})" if len(builds) > 1 else "") + \
-                (f" ({workload_text(s.workload)})" if len(workloads) > 1 else "")
-            if s.points[0][0] != min(all_threads):
-                label += f" (vs {s.points[0][0]} threads)"
-            style = {"marker": MARKERS[(rank + index // 10) % len(MARKERS)], "linestyle": line_style(rank),
-                     "color": colour, "label": label}
-            threads = [p[0] for p in s.points]
-            ax_speedup.plot(threads, [p[2] for p in s.points], **style)
-            ax_eff.plot(threads, [p[3] for p in s.points], **style)
-        base = min(all_threads)
-        ax_speedup.plot(all_threads, [t / base for t in all_threads], color="black", linewidth=0.8, label="ideal",
-                        gid=REFERENCE)
-        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
-        for ax in (ax_speedup, ax_eff):
-            ax.set_xlabel("threads")
-            if spans_decades(all_threads, 0.9):
-                ax.set_xscale("log", base=2)
-                ax.xaxis.set_minor_locator(NullLocator())
-            ax.set_xticks(all_threads, [str(t) for t in all_threads])
-        ax_speedup.set_ylabel("speedup over the fewest threads measured (×)")
-        ax_eff.set_ylabel("parallel efficiency")
-        ax_eff.set_ylim(0, max(1.1, max(p[3] for s in device_series for p in s.points) * 1.05))
-        ax_speedup.set_title(f"{device}: speedup", fontsize=10)
-        ax_eff.set_title(f"{device}: speedup ÷ thread ratio", fontsize=10)
-        legend_outside(ax_eff)
-    fig.suptitle("Thread scaling (tuning `threads`; per variant its 3 largest N at its smallest D)")
-    fig.tight_layout()
-    return fig
-
-
-def identity(s: analysis.ScalingSeries) -> tuple:
-    """What a thread-scaling colour stands for: a variant with its other tunings, of one build and workload."""
-    return (s.variant, s.other_tuning, s.build_label, s.workload)
-
-
-def rank_scaling(configs, out_dir: Path, formats: tuple[str, ...]) -> str | None:
-    fig = draw_rank_scaling(configs)
-    return save(fig, out_dir, "rank_scaling", formats) if fig else None
-
-
-def draw_rank_scaling(configs):
-    """Time per step and parallel efficiency against the ranks G (one GPU or CPU set each): a row of
-    panels for strong scaling (a line per variant and N, the ideal T_b G_b / G dotted for each) and one
-    for weak scaling (N^2/G constant: the ideal is a flat time)."""
-    series = analysis.rank_scaling(configs)
-    if not series:
-        return None
-    kinds = [k for k in ("strong", "weak") if any(s.kind == k for s in series)]
-    fig, axes = plt.subplots(len(kinds), 2, squeeze=False, figsize=(12, 4.6 * len(kinds)))
-    colours = plt.get_cmap("tab10").colors
-    for (ax_time, ax_eff), kind in zip(axes, kinds):
-        kind_series = [s for s in series if s.kind == kind]
-        identities = sorted({(s.device, s.variant, s.build_label, s.workload, s.tuning) for s in kind_series}, key=str)
-        several = {name: len({i for i in identities if i[1] == name}) > 1 for name in {i[1] for i in identities}}
-        all_ranks = sorted({p[0] for s in kind_series for p in s.points})
-        for s in kind_series:
-            index = identities.index((s.device, s.variant, s.build_label, s.workload, s.tuning))
-            sizes = sorted({x.n for x in kind_series if (x.device, x.variant, x.build_label, x.workload, x.tuning)
-                            == (s.device, s.variant, s.build_label, s.workload, s.tuning)}, reverse=True)
-            rank = sizes.index(s.n)
-            label = s.label
-            if several[s.variant]:  # what tells this variant's series apart
-                label += f" ({s.device}, {s.build_label}, {workload_text(s.workload)}" + \
-                    (", " + " ".join(f"{k}={v}" for k, v in s.tuning) if s.tuning else "") + ")"
-            style = {"marker": MARKERS[(rank + index // 10) % len(MARKERS)], "linestyle": line_style(rank),
-                     "color": colours[index % 10], "label": label}
-            g = [p[0] for p in s.points]
-            ax_time.plot(g, [p[2] for p in s.points], **style)
-            ax_eff.plot(g, [p[3] for p in s.points], **style)
-            g0, _, t0, _ = s.points[0]
-            ideal = [t0 * g0 / x for x in g] if kind == "strong" else [t0 for _ in g]
-            ax_time.plot(g, ideal, color=colours[index % 10], linewidth=0.7, linestyle=(0, (1, 3)), gid=REFERENCE)
-        ax_eff.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
-        for ax in (ax_time, ax_eff):
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(all_ranks)
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.set_xlabel("ranks G (one GPU each; host-staged runs may share one)")
-            ax.grid(True, which="both", alpha=0.3)
-        ax_time.set_yscale("log")
-        ax_time.set_ylabel("time per step (s)")
-        ax_time.set_title(f"{kind} scaling: time per step (dotted: ideal)")
-        ax_eff.set_ylabel("parallel efficiency")
-        ax_eff.set_ylim(bottom=0)
-        ax_eff.set_title(f"{kind} scaling: parallel efficiency" + (" (N fixed)" if kind == "strong" else " (N²/G fixed)"))
-        ax_eff.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    return fig
-
-
-def scaling_efficiency(configs, out_dir: Path, formats: tuple[str, ...], exposed=()) -> str | None:
-    fig = draw_scaling_efficiency(configs, exposed)
-    return save(fig, out_dir, "scaling_efficiency", formats) if fig else None
-
-
-def draw_scaling_efficiency(configs, exposed=()):
-    """Strong-scaling efficiency E(G) = T(1) / (G T(G)) against bodies per rank, a panel per device, variant,
-    build and workload: a line per G and exchange, bars over the repetitions, and dashed beside it the
-    efficiency of the cost model fitted to the same runs (cost_model.py; `exposed`: exchange durations measured
-    outside the files). None without runs over ranks."""
-    fits = analysis.strong_scaling_fits(configs, exposed)
-    panels = [(f, w) for f in fits for w in sorted({p.config.workload for p in f.points})]
-    if not panels:
-        return None
-    fig, axes = _device_panels(len(panels), width=9.5, height=4.0)
-    colours = plt.get_cmap("tab10").colors
-    for ax, (group, workload) in zip(axes, panels):
-        points = [p for p in group.points if p.config.workload == workload]
-        lines = sorted({(p.ranks, analysis.exchange_of(p.config)) for p in points})
-        for index, (ranks, exchange) in enumerate(lines):
-            line = sorted((p for p in points if (p.ranks, analysis.exchange_of(p.config)) == (ranks, exchange)),
-                          key=lambda p: p.bodies_per_rank)
-            x = [p.bodies_per_rank for p in line]
-            y = [p.efficiency for p in line]
-            low, high = zip(*(p.efficiency_range for p in line))
-            colour = colours[index % len(colours)]
-            ax.plot(x, y, color=colour, marker=MARKERS[index % len(MARKERS)], linestyle="-",
-                    label=f"G = {ranks}, {exchange}")
-            ax.errorbar(x, y, yerr=[[e - lo for e, lo in zip(y, low)], [hi - e for e, hi in zip(y, high)]],
-                        fmt="none", ecolor=colour, capsize=3)
-            ax.plot(x, [group.model_efficiency(p) for p in line], color=colour, linestyle="--", linewidth=1.2,
-                    label=f"G = {ranks}, {exchange}: model")
-        ax.axhline(1.0, color="black", linewidth=0.8, label="ideal", gid=REFERENCE)
-        handles, labels = ax.get_legend_handles_labels()
-        order = sorted(range(len(labels)), key=lambda i: (labels[i] == "ideal", labels[i]))
-        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
-        xs = sorted({p.bodies_per_rank for p in points})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(xs, [str(v) for v in xs], fontsize=8)
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("bodies per GPU, ⌈N/G⌉")
-        ax.set_ylabel("E(G) = T(1) ÷ (G·T(G))")
-        top = max(max(p.efficiency_range[1] for p in points), max(group.model_efficiency(p) for p in points))
-        ax.set_ylim(0, max(1.1, top * 1.05))
-        terms = group.fit.terms
-        fixed = terms.fixed_s.get(workload)
-        ax.set_title(f"{group.device}, {group.variant} ({group.build_label}), {workload_text(workload)}", fontsize=9)
-        ax.text(0.99, 0.03, "model: λ " + num(terms.launch_s * 1e6) + " µs, α " + num(terms.latency_s * 1e6) +
-                " µs/hop, B " +
-                ("∞" if terms.inverse_bandwidth <= 0 else num(terms.bandwidth / 1e9) + " GB/s") +
-                (f", t_fixed {num(fixed * 1e6)} µs" if fixed is not None else "") +
-                (f", t_overlap {num(terms.overlap_s * 1e6)} µs" if terms.overlap_s is not None else ""),
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
-    fig.suptitle("Strong scaling: efficiency against bodies per GPU (bars: range over repetitions; "
-                 "dashed: the cost model fitted to these runs, docs/scaling.md)", fontsize=10)
-    return fig
-
-
-def portability_row_label(row: analysis.PortabilityRow) -> str:
+def portability_row_label(row: performance_portability.PortabilityRow) -> str:
     """A heat map's row: the family, and for a best-of row whether it takes a different source on each platform."""
-    if row.kind != analysis.BEST_OF or len(row.chosen) < 2:
+    if row.kind != performance_portability.BEST_OF or len(row.chosen) < 2:
         return row.family
     return f"{row.family} ({'a different source on each platform' if len(row.sources) > 1 else 'one source here'})"
 
 
-def portability(pp: analysis.Portability, out_dir: Path, formats: tuple[str, ...]) -> str | None:
+def portability(pp: performance_portability.Portability, out_dir: Path, formats: tuple[str, ...]) -> str | None:
     """Heat maps (family × platform) of application and architectural efficiency, with the PP column: the single
     sources first, then the best-of rows, then the variants of one kind of device, as the report's table."""
     if not pp.rows:
@@ -640,7 +316,7 @@ def peer_comparison(comparison, configs, out_dir: Path, formats: tuple[str, ...]
     ax_rate.plot([p.n for p in samples], [p.interactions_per_second for p in samples], color="black", marker="X",
                  markersize=7, linewidth=2.0, linestyle="-",
                  label=f"{peer.PEER_NAME} (median of {'/'.join(map(str, runs))} runs)")
-    _log_axis(ax_rate, "x", xs_all, always=True)
+    log_axis(ax_rate, "x", xs_all, always=True)
     ax_rate.set_yscale("log")
     ax_rate.set_xlabel("bodies N")
     ax_rate.set_ylabel("interactions/s (N² per step)")
@@ -657,7 +333,7 @@ def peer_comparison(comparison, configs, out_dir: Path, formats: tuple[str, ...]
                           label=f"best {model} ÷ {peer.PEER_NAME}")
             ys_all += [p[1] for p in points]
     ax_ratio.axhline(1.0, color="black", linewidth=0.8, label=f"as fast as {peer.PEER_NAME}", gid=REFERENCE)
-    _log_axis(ax_ratio, "x", [p.n for p in samples], always=True)
+    log_axis(ax_ratio, "x", [p.n for p in samples], always=True)
     ax_ratio.set_ylim(0, max(ys_all) * 1.15)
     ax_ratio.set_xlabel("bodies N")
     ax_ratio.set_ylabel(f"÷ {peer.PEER_NAME}\n(interactions/s ratio)")

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from nbodyplot import analysis, models, results  # noqa: E402
+from nbodyplot import analysis, models, performance_portability, results  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent / "fixture" / "real_cpu.json"
 TWIN = {"id": "omptwin", "name": "OpenMP twin", "family": "OpenMP-twin", "order": 45, "native_spaces": [],
@@ -96,7 +96,7 @@ class ResultsDeclarations(unittest.TestCase):
         self.assertEqual({c.model for c in configs if c.variant == "omptwin.simd"}, {"OpenMP twin"})
         # order 45: after OpenMP (40), before serial (90)
         self.assertEqual(sorted({c.model for c in configs}, key=analysis.model_key), ["OpenMP", "OpenMP twin", "serial"])
-        families = analysis.best_of_families()
+        families = performance_portability.best_of_families()
         self.assertTrue(families["best OpenMP-twin variant"]("omptwin.simd"))
         self.assertFalse(families["best hand-written variant"]("omptwin.simd"))
         self.assertTrue(families["best hand-written variant"]("omp.static"))

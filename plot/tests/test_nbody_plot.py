@@ -376,12 +376,11 @@ class Analysis(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, str(PLOT_DIR))
-        from nbodyplot import analysis
-        cls.analysis = analysis
+        tool = import_tool()
+        cls.analysis, cls.ladders, cls.performance_portability = tool.analysis, tool.ladders, tool.performance_portability
 
     def test_pennycook_is_the_harmonic_mean_and_zero_where_a_platform_is_missing(self):
-        pp = self.analysis.harmonic_mean_or_zero
+        pp = self.performance_portability.harmonic_mean_or_zero
         self.assertAlmostEqual(pp([0.5, 1.0], 2), 2 / (2 + 1))
         self.assertAlmostEqual(pp([0.25, 0.25, 1.0], 3), 3 / 9)
         self.assertEqual(pp([0.5], 2), 0.0)
@@ -398,7 +397,7 @@ class Analysis(unittest.TestCase):
         self.assertEqual(groups, [["CUDA", "Kokkos (cuda)"], ["stdpar"], ["Thrust (cuda)"], ["Thrust (omp)"]])
 
     def test_each_new_model_has_its_best_of_family(self):
-        families = self.analysis.best_of_families()
+        families = self.performance_portability.best_of_families()
         for family, member, other in (("best Thrust variant", "thrust.packed@tbb", "kokkos.simd@openmp"),
                                       ("best stdpar variant", "stdpar.blocked", "omp.simd"),
                                       ("best OpenACC variant", "openacc.naive@host", "omp_target.naive")):
@@ -409,14 +408,14 @@ class Analysis(unittest.TestCase):
     def test_ladder_sweeps_are_the_longest_n_and_d_sweeps(self):
         problems = [(n, 10) for n in (1024, 2048, 4096)] + [(1024, d) for d in (1000, 5000)] + \
                    [(65536, 100), (1024, 100)]
-        groups = self.analysis.sweep_groups(problems)
+        groups = self.ladders.sweep_groups(problems)
         self.assertEqual([g.label for g in groups], ["N sweep, D = 10", "D sweep, N = 1024"])
         self.assertEqual(groups[0].problems, [(1024, 10), (2048, 10), (4096, 10)])
         self.assertEqual(groups[1].problems, [(1024, 10), (1024, 100), (1024, 1000), (1024, 5000)])
-        self.assertEqual([g.label for g in self.analysis.sweep_groups([(4096, 10)])], ["N = 4096, D = 10"])
+        self.assertEqual([g.label for g in self.ladders.sweep_groups([(4096, 10)])], ["N = 4096, D = 10"])
 
     def test_ladder_ratio_uses_only_problems_both_steps_ran(self):
-        ratio = self.analysis._ratio({(1, 1): 4.0, (2, 1): 9.0, (3, 1): 100.0}, {(1, 1): 1.0, (2, 1): 1.0},
+        ratio = self.ladders._ratio({(1, 1): 4.0, (2, 1): 9.0, (3, 1): 100.0}, {(1, 1): 1.0, (2, 1): 1.0},
                                      [(1, 1), (2, 1), (3, 1)])
         self.assertAlmostEqual(ratio, 6.0)  # geometric mean of 4 and 9
 
@@ -524,11 +523,14 @@ def results_document(context: dict, entries: list) -> dict:
 
 
 def import_tool():
-    """The tool's modules, for the tests that look at figures before they are written."""
+    """The tool's package with the modules the tests call directly loaded (nbodyplot.analysis, .figures, ...), for
+    the tests that look at numbers and figures before they are written."""
     if str(PLOT_DIR) not in sys.path:
         sys.path.insert(0, str(PLOT_DIR))
-    from nbodyplot import analysis, figures, report, results
-    return analysis, figures, report, results
+    import nbodyplot
+    from nbodyplot import (analysis, cost_model, figures, ladders, performance_portability, report_text,  # noqa: F401
+                           results, scaling, scaling_figures)
+    return nbodyplot
 
 
 def write_other_build(directory: Path) -> Path:
@@ -705,7 +707,8 @@ class Builds(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.other = write_other_build(Path(cls.tmp.name))
-        cls.analysis, cls.figures, _, results = import_tool()
+        tool = import_tool()
+        cls.analysis, cls.figures, results = tool.analysis, tool.figures, tool.results
         cls.sources, cls.configs = results.load([FIXTURES[0], str(cls.other)])
 
     @classmethod
@@ -740,7 +743,7 @@ class Builds(unittest.TestCase):
         self.assertIn("### CPU ladder on AMD EPYC (2 CPUs) (build -march=x86-64-v4)", report)
 
     def test_one_build_loaded_twice_is_one(self):
-        _, _, _, results = import_tool()
+        results = import_tool().results
         once = results.load([FIXTURES[0]])[1]
         twice = results.load([FIXTURES[0], FIXTURES[0]])[1]
         self.assertEqual(len(twice), len(once))
@@ -827,7 +830,8 @@ class Styles(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         other = write_other_build(Path(cls.tmp.name))
-        cls.analysis, cls.figures, _, results = import_tool()
+        tool = import_tool()
+        cls.figures, cls.scaling_figures, results = tool.figures, tool.scaling_figures, tool.results
         cls.inputs = {"fixture": results.load(FIXTURES)[1],
                       "fixture and a second build": results.load(FIXTURES + [str(other)])[1]}
 
@@ -842,7 +846,7 @@ class Styles(unittest.TestCase):
                      "time against D": self.figures.draw_sweep(configs, "d", "time"),
                      "efficiency against N": self.figures.draw_sweep(configs, "n", "efficiency"),
                      "portability ratio": self.figures.draw_portability_ratio(configs),
-                     "thread scaling": self.figures.draw_thread_scaling(configs)}
+                     "thread scaling": self.scaling_figures.draw_thread_scaling(configs)}
             for figure_name, fig in drawn.items():
                 self.assertIsNotNone(fig, f"{name}: no {figure_name} figure")
                 self.assertGreater(sum(len(ax.get_lines()) for ax in fig.axes), 2)
@@ -865,16 +869,16 @@ class Styles(unittest.TestCase):
 class Formatting(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.report = import_tool()[2]
+        cls.tool = import_tool()
 
     def test_three_significant_figures(self):
-        num = self.report.num
+        num = self.tool.results.num
         cases = {0.97491: "0.975", 1.0021: "1.00", 1.0: "1.00", 2.86e12: "2.86e+12", 123456.0: "1.23e+05",
                  100.0: "100", 479.2: "479", 0.000719: "0.000719", 3.25e-05: "3.25e-05", 0.0: "0.00",
                  13.949: "13.9", None: "—"}
         for value, text in cases.items():
             self.assertEqual(num(value), text, value)
-        self.assertEqual(self.report.percent(0.0006), "0.0600 %")
+        self.assertEqual(self.tool.report_text.percent(0.0006), "0.0600 %")
 
 
 class Workloads(unittest.TestCase):
@@ -926,7 +930,8 @@ class Workloads(unittest.TestCase):
         self.assertIn("Workload 3d/fp64/leapfrog. Problem: N = ", self.report_text)
 
     def test_workloads_are_separate_series(self):
-        _, figures, _, results = import_tool()
+        tool = import_tool()
+        figures, results = tool.figures, tool.results
         configs = results.load([str(self.path)])[1]
         fig = figures.draw_sweep(configs, "n", "time")
         labels = {line.get_label() for ax in fig.axes for line in ax.get_lines()}
@@ -1159,7 +1164,8 @@ class Peer(unittest.TestCase):
             self.assertTrue((self.out / f"{stem}.png").read_bytes().startswith(PNG_SIGNATURE))
             ElementTree.parse(self.out / f"{stem}.svg")
             self.assertIn(f"({stem}.png)", self.report_text)
-        analysis, figures, _, results = import_tool()
+        tool = import_tool()
+        figures, results = tool.figures, tool.results
         peer = __import__("nbodyplot.peer", fromlist=["peer"])
         configs = results.load([str(self.results)])[1]
         for comparison in peer.comparisons(configs, peer.points(peer.read_peer_log(str(self.log)))):
@@ -1311,7 +1317,7 @@ class SameRuleAsCheckResults(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        _, _, _, cls.results = import_tool()
+        cls.results = import_tool().results
         from nbodyplot import schema
         cls.schema = schema
         cls.rows = results_corpus()

@@ -81,9 +81,11 @@ class StrongScaling(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         directory = Path(cls.tmp.name)
         cls.files = [str(write_results(directory, g)) for g in (1, 2, 4)]
-        cls.analysis, cls.figures, _, cls.results = import_tool()
+        tool = import_tool()
+        cls.scaling, cls.cost_model, cls.scaling_figures, cls.results = (tool.scaling, tool.cost_model,
+                                                                           tool.scaling_figures, tool.results)
         cls.configs = cls.results.load(cls.files)[1]
-        cls.fits = cls.analysis.strong_scaling_fits(cls.configs)
+        cls.fits = cls.scaling.strong_scaling_fits(cls.configs)
         cls.out = directory / "report"
         cls.report = report_of(*cls.files, "--no-svg", out=cls.out)
 
@@ -93,12 +95,12 @@ class StrongScaling(unittest.TestCase):
 
     def test_every_run_over_ranks_is_a_point_against_the_single_rank_run(self):
         self.assertEqual(len(self.fits), 1)
-        seen = {(p.config.n, p.ranks, self.analysis.exchange_of(p.config)) for p in self.fits[0].points}
+        seen = {(p.config.n, p.ranks, self.scaling.exchange_of(p.config)) for p in self.fits[0].points}
         self.assertEqual(seen, {(n, g, kind) for n in SIZES for g in (2, 4) for kind in ("allgather", "overlap")})
 
     def test_efficiency_is_the_single_rank_time_over_g_times_the_time(self):
         for p in self.fits[0].points:
-            kind = self.analysis.exchange_of(p.config)
+            kind = self.scaling.exchange_of(p.config)
             expected = expected_efficiency(p.config.n, p.ranks, kind)
             # The all-gather runs have no single-rank run of their own: the overlap one is their base.
             self.assertEqual(p.base.tuning["exchange"], "overlap")
@@ -107,13 +109,13 @@ class StrongScaling(unittest.TestCase):
         # By hand, N = 4096 on 4 ranks with the all-gather: T(1) = 6.711 + 20 = 26.711 us, T(4) = 6.678 + 15
         # + 8 + 3 x 5 + 0.75 x 32768 B / 40 GB/s = 45.292 us, E = 26.711 / (4 x 45.292).
         point = next(p for p in self.fits[0].points if (p.config.n, p.ranks) == (4096, 4)
-                     and self.analysis.exchange_of(p.config) == "allgather")
+                     and self.scaling.exchange_of(p.config) == "allgather")
         self.assertTrue(math.isclose(point.efficiency, 0.14744, rel_tol=1e-4), point.efficiency)
 
     def test_the_range_spans_the_repetitions_of_both_runs(self):
         for p in self.fits[0].points:
             low, high = p.efficiency_range
-            kind = self.analysis.exchange_of(p.config)
+            kind = self.scaling.exchange_of(p.config)
             t1, t = single_time(p.config.n), step_time(p.config.n, p.ranks, kind)
             self.assertTrue(math.isclose(low, t1 * (1 - SPREAD) / (p.ranks * t * (1 + SPREAD)), rel_tol=1e-9))
             self.assertTrue(math.isclose(high, t1 * (1 + SPREAD) / (p.ranks * t * (1 - SPREAD)), rel_tol=1e-9))
@@ -133,7 +135,7 @@ class StrongScaling(unittest.TestCase):
 
     def test_the_figure_draws_each_line_measured_and_modelled(self):
         import matplotlib.pyplot as plt
-        fig = self.figures.draw_scaling_efficiency(self.configs)
+        fig = self.scaling_figures.draw_scaling_efficiency(self.configs)
         ax = fig.axes[0]
         lines = {line.get_label(): line for line in ax.get_lines()}
         for g in (2, 4):
@@ -160,7 +162,7 @@ class StrongScaling(unittest.TestCase):
 
     def test_a_recorded_breakdown_past_two_to_the_16_does_not_enter_the_fit(self):
         # There the all-gather's wait holds the slower GPU's lag: not the exchange's cost.
-        cost_model = self.analysis.cost_model
+        cost_model = self.cost_model
         workload, n = (2, "fp32", "euler"), 262144
         late = cost_model.Observation(workload, n, 2, "allgather", time=1.0, single_time=2.0, exposed=4e-3)
         kept = cost_model.Observation(workload, 65536, 2, "allgather", time=0.1, single_time=0.2, exposed=2e-5)
@@ -178,8 +180,8 @@ class StrongScaling(unittest.TestCase):
             target.write_text(json.dumps(document))
             stripped.append(str(target))
         configs = self.results.load(stripped)[1]
-        given = self.analysis.cost_model.parse_exposed(f"2d/fp32/euler:4096:4:{exchange(4096, 4)!r}")
-        fit = self.analysis.strong_scaling_fits(configs, [given])[0].fit
+        given = self.cost_model.parse_exposed(f"2d/fp32/euler:4096:4:{exchange(4096, 4)!r}")
+        fit = self.scaling.strong_scaling_fits(configs, [given])[0].fit
         self.assertEqual([e for e, _ in fit.exposed], [given])
         self.assertTrue(math.isclose(fit.exposed[0][1], exchange(4096, 4), rel_tol=1e-3))
 

@@ -118,9 +118,9 @@ class SingleSource(unittest.TestCase):
         self.assertEqual(row["PP (app)"], "not measured")
         # The same in the analysis: nothing of another N is chosen.
         sys.path.insert(0, str(PLOT_DIR))
-        from nbodyplot import analysis, results
+        from nbodyplot import performance_portability, results
         configs = results.load([str(self.path)])[1]
-        pp = analysis.portability(configs, (2, "fp32", "euler"), (N, 10))
+        pp = performance_portability.portability(configs, (2, "fp32", "euler"), (N, 10))
         hierarchical = next(r for r in pp.rows if r.family == "kokkos.hierarchical")
         self.assertEqual({c.n for c in hierarchical.chosen.values()}, {N})
         self.assertEqual(hierarchical.not_measured, [CPU])

@@ -9,7 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from nbodyplot import tiling_ladder  # noqa: E402
-from nbodyplot.report import table  # noqa: E402
+from nbodyplot.report_text import table  # noqa: E402
 from nbodyplot.results import Build, Config  # noqa: E402
 
 BUILD = Build(commit="c", compiler="g", build_type="Release", flags="", facts=())
@@ -87,7 +87,7 @@ class ThreadScalingIsCpuOnly(unittest.TestCase):
     thread-scaling series take CPU configurations only."""
 
     def test_gpu_threads_tuning_makes_no_series(self):
-        from nbodyplot import analysis
+        from nbodyplot import scaling
         workload = (2, "fp32", "euler")
         gpu = [Config(source="s.json", device="H100", device_kind="GPU", build=BUILD, workload=workload,
                       variant="omp_target.simd", backend="omp_target", tuning={"threads": str(t)}, n=65536, d=10,
@@ -95,6 +95,6 @@ class ThreadScalingIsCpuOnly(unittest.TestCase):
         cpu = [Config(source="s.json", device="Xeon (16 CPUs)", device_kind="CPU", build=BUILD, workload=workload,
                       variant="omp.simd", backend="omp", tuning={"threads": str(t)}, n=65536, d=10,
                       steps=3, values={"time_per_step_s": 1.0 / t}, verified=True) for t in (1, 2)]
-        series = analysis.thread_scaling(gpu + cpu)
+        series = scaling.thread_scaling(gpu + cpu)
         self.assertEqual([s.variant for s in series], ["omp.simd"])
         self.assertEqual([p[0] for p in series[0].points], [1, 2])
