@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 
 from plot_tool import read_report, run_or_fail, run_tool
-from test_nbody_plot import FIXTURE_DIR, number, parse_table
+from plot_fixture import FIXTURE_DIR, number, parse_table
 
 CLANG = "Clang 16.0.6"
 CLANG_SCALE = 1.25  # the Clang copy's rates ÷ GCC's

@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 
 from plot_tool import report_of
-from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
+from plot_fixture import PNG_SIGNATURE, REL, number, parse_table, results_document
 
 GPU = "Synthetic GPU (energy)"
 CPU = "Synthetic CPU (energy) (16 CPUs)"

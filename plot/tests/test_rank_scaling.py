@@ -12,7 +12,7 @@ import unittest
 from pathlib import Path
 
 from plot_tool import read_report, report_of, run_tool
-from test_nbody_plot import PNG_SIGNATURE, REL, number, parse_table, results_document
+from plot_fixture import PNG_SIGNATURE, REL, number, parse_table, results_document
 
 GPU = "Synthetic GPU (rank scaling)"
 HEADING = "## Scaling over ranks"

@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 
 from plot_tool import read_report, report_of, run_tool
-from test_nbody_plot import PNG_SIGNATURE, REL, import_tool, number, parse_table, results_document, style_clashes
+from plot_fixture import PNG_SIGNATURE, REL, import_tool, number, parse_table, results_document, style_clashes
 
 GPU = "Synthetic GPU (strong scaling)"
 HEADING = "### Strong-scaling efficiency against bodies per GPU"

@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 
 from plot_tool import PLOT_DIR, report_of
-from test_nbody_plot import (FIXTURE_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, assert_answer_first, number,
+from plot_fixture import (FIXTURE_DIR, REL, SYNTHETIC_CPU, SYNTHETIC_GPU, assert_answer_first, number,
                              parse_table, results_document as schema_document)
 
 GPU, CPU = SYNTHETIC_GPU, SYNTHETIC_CPU
