@@ -49,17 +49,21 @@ class SmallInput(unittest.TestCase):
         for r in rows:
             self.assertEqual(r["reproducibility"], classes[r["variant"]], r["variant"])
 
+    def report_with_a_second_limit(self, tmp: str, factor: float) -> tuple[Path, str]:
+        """A copy of the real fixture's N = 256 entries whose host FP32 limit is the fixture's times factor, and the
+        report of the fixture with that copy."""
+        document = json.loads(Path(FIXTURES[0]).read_text())
+        document["context"]["host_cpu"]["fp32_interaction_limit"] *= factor
+        document["benchmarks"] = [e for e in document["benchmarks"] if e["n"] == 256]
+        copy = Path(tmp) / "copy.json"
+        copy.write_text(json.dumps(document))
+        result = run_tool(FIXTURES[0], copy, "--out", Path(tmp) / "out")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return copy, read_report(Path(tmp) / "out")
 
     def test_files_that_disagree_on_a_device_limit_are_flagged(self):
-        document = json.loads(Path(FIXTURES[0]).read_text())
-        document["context"]["host_cpu"]["fp32_interaction_limit"] /= 2
-        document["benchmarks"] = [e for e in document["benchmarks"] if e["n"] == 256]
         with tempfile.TemporaryDirectory() as tmp:
-            halved = Path(tmp) / "halved.json"
-            halved.write_text(json.dumps(document))
-            result = run_tool(FIXTURES[0], halved, "--out", Path(tmp) / "out")
-            self.assertEqual(result.returncode, 0, result.stderr)
-            report = read_report(Path(tmp) / "out")
+            halved, report = self.report_with_a_second_limit(tmp, 0.5)
         self.assertIn("Note: the results files disagree on the FP32 limit of AMD EPYC (2 CPUs) by 100 % (more than "
                       "the 1.00 % tolerance)", report)
         self.assertIn(f"in `{halved}`", report)
@@ -67,15 +71,8 @@ class SmallInput(unittest.TestCase):
                          "a note, not a bold banner")
 
     def test_a_limit_within_the_tolerance_is_not_flagged(self):
-        document = json.loads(Path(FIXTURES[0]).read_text())
-        document["context"]["host_cpu"]["fp32_interaction_limit"] *= 1.006
-        document["benchmarks"] = [e for e in document["benchmarks"] if e["n"] == 256]
         with tempfile.TemporaryDirectory() as tmp:
-            close = Path(tmp) / "close.json"
-            close.write_text(json.dumps(document))
-            result = run_tool(FIXTURES[0], close, "--out", Path(tmp) / "out")
-            self.assertEqual(result.returncode, 0, result.stderr)
-            report = read_report(Path(tmp) / "out")
+            _, report = self.report_with_a_second_limit(tmp, 1.006)
         self.assertFalse("Note: the results files disagree" in report, "0.6 % is within the 1 % tolerance")
         self.assertIn("(files within 0.600 %)", report)
 
