@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/progress.hpp"
+#include "matrix/configuration_costs.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_runner.hpp"
@@ -25,6 +25,7 @@
 #include "platform/measure.hpp"
 #include "results/json_input.hpp"
 #include "results/results.hpp"
+#include "run/progress.hpp"
 #include "test_support.hpp"
 
 namespace nbody {

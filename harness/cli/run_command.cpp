@@ -14,7 +14,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/progress.hpp"
 #include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/io.hpp"
@@ -23,6 +22,7 @@
 #include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
+#include "run/progress.hpp"
 
 namespace nbody {
 

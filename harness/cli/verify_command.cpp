@@ -17,7 +17,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/progress.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "nbody/errors.hpp"
@@ -26,6 +25,7 @@
 #include "nbody/registry.hpp"
 #include "nbody/stress.hpp"
 #include "platform/distributed.hpp"
+#include "run/progress.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
