@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "io/io.hpp"
 #include "matrix/configuration_costs.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/measure.hpp"
 #include "results/json_input.hpp"

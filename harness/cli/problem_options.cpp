@@ -10,8 +10,8 @@
 #include <functional>
 #include <limits>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "platform/distributed.hpp"
 
 namespace nbody {

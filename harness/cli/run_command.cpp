@@ -14,9 +14,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/distributed.hpp"
 #include "platform/energy.hpp"

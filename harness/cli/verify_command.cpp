@@ -17,11 +17,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/stress.hpp"
 #include "platform/distributed.hpp"

@@ -10,9 +10,9 @@
 #include <limits>
 #include <sstream>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
 

@@ -18,11 +18,11 @@
 #include <set>
 #include <tuple>
 
+#include "io/io.hpp"
 #include "matrix/configuration_costs.hpp"
 #include "matrix/matrix_record.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
