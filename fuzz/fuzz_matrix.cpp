@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "matrix/configuration_costs.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_runner.hpp"

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "io/io.hpp"
-#include "matrix/configuration_costs.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_runner.hpp"

@@ -13,7 +13,6 @@
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
 #include "io/io.hpp"
-#include "matrix/configuration_costs.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix_record.hpp"
 #include "matrix/matrix_runner.hpp"

@@ -55,6 +55,17 @@ constexpr const char* range_name() {
     return sizeof(Real) == sizeof(float) ? "float32" : "float64";
 }
 
+// `path` opened for reading (`shown`: as messages print it); InputError for an empty path, a folder
+// or a file that cannot be opened.
+std::ifstream open_input(const std::string& path, const std::string& shown) {
+    if (path.empty()) throw InputError("an empty path names no input file");
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(shown + ": is a directory, not an input file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(shown + ": cannot open input file: " + std::strerror(errno));
+    return in;
+}
+
 // Reads the next line (without its '\n') into `line`; false at the end of the input. A line longer
 // than kMaxInputLineBytes is an error before it is held in memory (a binary file, /dev/zero).
 bool next_line(std::istream& in, std::string& line, const std::string& name, std::size_t line_number) {
@@ -224,11 +235,7 @@ template <class Real>
 BodiesT<Real> read_bodies_csv_of(const std::string& path, std::optional<std::size_t> expected_n, std::uint64_t seed,
                                  int dim) {
     const std::string shown = display_path(path);
-    if (path.empty()) throw InputError("an empty path names no input file");
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw InputError(shown + ": is a directory, not an input file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(shown + ": cannot open input file: " + std::strerror(errno));
+    std::ifstream in = open_input(path, shown);
     return read_bodies_csv_of<Real>(in, shown, expected_n, seed, dim);
 }
 
@@ -249,11 +256,7 @@ HostState read_state_csv(const std::string& path, const Workload& workload, std:
 
 int csv_state_dim(const std::string& path) {
     const std::string shown = display_path(path);
-    if (path.empty()) throw InputError("an empty path names no input file");
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw InputError(shown + ": is a directory, not an input file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(shown + ": cannot open input file: " + std::strerror(errno));
+    std::ifstream in = open_input(path, shown);
     std::string raw;
     std::size_t line_number = 0;
     while (next_line(in, raw, shown, line_number + 1)) {

@@ -19,7 +19,7 @@
 #include <tuple>
 
 #include "io/io.hpp"
-#include "matrix/configuration_costs.hpp"
+#include "matrix/estimate.hpp"
 #include "matrix/matrix_record.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"

@@ -3,9 +3,7 @@
 // configuration, manual time = time per step) and writes the results file of SPEC §6 after every
 // finished configuration (temporary file renamed into place).
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <ostream>
-#include <set>
 #include <string>
 #include <vector>
 
