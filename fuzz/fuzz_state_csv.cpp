@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 
 namespace {
 

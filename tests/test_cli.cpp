@@ -22,9 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/registry.hpp"
 #include "results/results.hpp"

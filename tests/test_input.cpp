@@ -2,9 +2,9 @@
 // SPEC §2: x,y,z,vx,vy,vz,m in 3D, parsed in the workload's precision.
 #include <gtest/gtest.h>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "test_support.hpp"
 
 #include <png.h>

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "matrix/matrix.hpp"
+#include "matrix/matrix_record.hpp"
 #include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/model_registration.hpp"
@@ -779,7 +780,7 @@ TEST(MatrixSpecTest, SelectGroupsKeepsTheNamedOnesAndRefusesUnknownNames) {
     const MatrixExpansion e = expand_matrix(spec, test_registry());
     ASSERT_EQ(e.configurations.size(), 1u);
     EXPECT_EQ(e.configurations[0].n, 16u);
-    EXPECT_EQ(results_context(test_registry(), spec)["matrix"]["groups"], json::array({"cpu"}));
+    EXPECT_EQ(matrix_context(spec)["groups"], json::array({"cpu"}));
 }
 
 // The error a matrix's reading or expansion against the test registry gives; "" when it expands.

@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "io/io.hpp"
 #include "nbody/communicator.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/distributed.hpp"
 #include "results/results.hpp"

@@ -14,17 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "cli/progress.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/measure.hpp"
 #include "results/json_input.hpp"
 #include "results/results.hpp"
+#include "run/progress.hpp"
 #include "test_support.hpp"
 
 namespace nbody {

@@ -21,8 +21,8 @@
 #include <string>
 #include <thread>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "test_support.hpp"
 
 namespace nbody {

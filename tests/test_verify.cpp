@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "cli/commands.hpp"
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "nbody/model_registration.hpp"
 #include "nbody/reference.hpp"
 #include "nbody/stress.hpp"

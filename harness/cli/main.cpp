@@ -6,8 +6,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "platform/distributed.hpp"
 
 int main(int argc, char** argv) {

@@ -11,14 +11,15 @@
 #include <set>
 
 #include "cli/commands.hpp"
-#include "cli/interrupt.hpp"
 #include "cli/problem_options.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
+#include "matrix/matrix_record.hpp"
 #include "matrix/matrix_runner.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "results/json_input.hpp"
 #include "results/results.hpp"
+#include "run/interrupt.hpp"
 
 namespace nbody {
 

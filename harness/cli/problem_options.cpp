@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
@@ -11,8 +10,8 @@
 #include <functional>
 #include <limits>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "platform/distributed.hpp"
 
 namespace nbody {
@@ -49,17 +48,6 @@ CLI::Validator finite_number(bool (*accept)(double), const char* what, const cha
 }
 
 
-template <class Real>
-std::string unrepresentable_in(double value, const std::string& name, const char* precision) {
-    const Real x = static_cast<Real>(value);
-    const Real square = x * x;
-    if (square >= std::numeric_limits<Real>::min() && std::isfinite(square)) return "";
-    return fmt::format("{} {:g}: its square {} in {}: it must lie in [{:.2g}, {:.2g}]", name, value,
-                       std::isfinite(square) ? "underflows" : "overflows", precision,
-                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::min())) * (1 + 1e-6),
-                       std::sqrt(static_cast<double>(std::numeric_limits<Real>::max())) * (1 - 1e-6));
-}
-
 }  // namespace
 
 const CLI::Validator& positive_finite() {
@@ -92,16 +80,6 @@ const CLI::Validator& non_empty_path() {
     static const CLI::Validator check(
         [](std::string& text) { return text.empty() ? std::string("empty path: give a file name") : std::string(); }, "PATH");
     return check;
-}
-
-std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix) {
-    for (const auto& [name, value] : {std::pair{"softening", constants.softening}, std::pair{"dt", constants.dt}}) {
-        const std::string why = precision == Precision::fp32
-                                    ? unrepresentable_in<float>(value, name_prefix + name, "fp32")
-                                    : unrepresentable_in<double>(value, name_prefix + name, "fp64");
-        if (!why.empty()) return why;
-    }
-    return "";
 }
 
 std::uint64_t parse_seed(const std::string& text) {
@@ -176,12 +154,6 @@ void DistributionOptions::add_to(CLI::App& app) {
            "into the others' memory directly; one node, peer access between its GPUs)")
         ->check(accepted_by([](const std::string& text) { parse_device_collectives(text); }, "nccl|host-staged|peer"));
 }
-
-void refuse_costly(const std::string& what, const std::string& why) {
-    throw UsageError(fmt::format("{}: {}: refused; pass --allow-long to run it anyway", what, why));
-}
-
-bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 TuningValues ProblemOptions::tuning_overrides() const {
     TuningValues values;

@@ -8,6 +8,7 @@
 #include "matrix/estimate.hpp"
 #include "nbody/generator.hpp"
 #include "nbody/variant.hpp"
+#include "run/refusals.hpp"
 
 // CLI11 only where options are added (it costs a few seconds of every file that includes it).
 namespace CLI {
@@ -38,12 +39,6 @@ struct ProblemOptions {
     // or generated.
     HostState initial_state(std::size_t n) const;
 };
-
-// Why the softening or the time step cannot be used in `precision`, "" when both can: the step adds
-// eps^2 to r^2 and multiplies by dt, so a value whose square underflows to 0 or overflows to infinity
-// there ends the run in a non-finite state; it is refused before the run, as 0 is. `name_prefix`
-// precedes the constant's name in the message ("--" or "constants.").
-std::string unrepresentable_constant(const PhysicsConstants& constants, Precision precision, const std::string& name_prefix);
 
 // A seed as the command line gives it: decimal digits of a value below 2^64; UsageError (the message
 // follows the option's name) otherwise
@@ -82,12 +77,5 @@ struct EnergyOptions {
     bool read = true;
     void add_to(CLI::App& app);
 };
-
-// The refusal of a run whose estimate exceeds the limits: a UsageError (exit 2) that says what,
-// why, and the flag that allows it.
-[[noreturn]] void refuse_costly(const std::string& what, const std::string& why);
-
-// Where progress goes: stderr, redrawn in place when it is a terminal.
-bool stderr_is_terminal();
 
 }  // namespace nbody

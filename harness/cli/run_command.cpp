@@ -14,15 +14,15 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/progress.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "platform/distributed.hpp"
 #include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
+#include "run/progress.hpp"
 
 namespace nbody {
 

@@ -17,15 +17,15 @@
 
 #include "cli/commands.hpp"
 #include "cli/problem_options.hpp"
-#include "cli/progress.hpp"
+#include "io/io.hpp"
 #include "matrix/estimate.hpp"
 #include "matrix/matrix.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/stress.hpp"
 #include "platform/distributed.hpp"
+#include "run/progress.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {

@@ -13,7 +13,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "matrix/matrix.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/variant.hpp"
 
@@ -83,6 +85,20 @@ struct Cost {
 
 // Why `cost` exceeds `limits` ("" when it does not): which limit, by how much.
 std::string excess(const Cost& cost, const CostLimits& limits);
+
+// What each configuration costs (estimate.hpp): its repetitions, warm-up and verification steps, and
+// the host reference when it is the first of the list to need it. `measure_when_over`: a
+// configuration whose modelled time exceeds the limit is estimated again from its variant's rate
+// measured here (once per variant, tuning and workload).
+struct ConfigurationCost {
+    Cost cost;
+    bool over_limit = false;
+    std::string why;  // excess(cost, limits)
+};
+std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
+                                                       const std::vector<Configuration>& configurations,
+                                                       const CostLimits& limits, bool measure_when_over,
+                                                       bool read_energy = true);
 
 // "0.4 s", "12 s", "3 min 20 s", "2 h 05 min", "203 days".
 std::string duration_text(double seconds);

@@ -11,9 +11,10 @@
 #include <map>
 #include <set>
 
-#include "cli/problem_options.hpp"
 #include "nbody/errors.hpp"
 #include "results/json_input.hpp"
+#include "results/results.hpp"
+#include "run/refusals.hpp"
 
 namespace nbody {
 
@@ -251,16 +252,6 @@ void require_caps_that_cap(const MatrixSpec& spec, const Registry& registry) {
 }
 
 }  // namespace
-
-std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
-                               const TuningValues& tuning) {
-    std::string name = fmt::format("{}/n:{}/d:{}/steps:{}", variant, n, d, steps);
-    if (workload != Workload{})
-        name += fmt::format("/dim:{}/precision:{}/integrator:{}", workload.dim, to_string(workload.precision),
-                            to_string(workload.integrator));
-    for (const auto& [key, value] : tuning) name += fmt::format("/{}:{}", key, value);
-    return name;
-}
 
 MatrixSpec parse_matrix(const json& doc, const std::string& file) {
     const Reader r(file);

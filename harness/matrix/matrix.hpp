@@ -62,7 +62,7 @@ inline constexpr std::size_t kMaxMatrixConfigurations = 100000;
 
 // One measured unit: a variant with one tuning on one problem.
 struct Configuration {
-    std::string name;  // see configuration_name(): the resume key
+    std::string name;  // configuration_name() (results.hpp): the resume key
     const VariantDescriptor* variant = nullptr;
     TuningValues tuning;  // resolved: every parameter, defaults included
     std::size_t n = 0;
@@ -97,11 +97,5 @@ struct MatrixExpansion {
 MatrixExpansion expand_matrix(const MatrixSpec& spec, const Registry& registry, bool include_unavailable = false);
 // InputError when the expansion holds no configuration at all (everything skipped here), with the notes' gist.
 void require_configurations(const MatrixSpec& spec, const MatrixExpansion& expansion);
-
-// <variant>/n:<N>/d:<D>/steps:<S>[/dim:<2|3>/precision:<p>/integrator:<i>][/<tuning>:<value>...]: the
-// workload part only when it is not the canonical 2d/fp32/euler, so names written before the workload
-// axes existed keep naming the same configurations.
-std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
-                               const TuningValues& tuning);
 
 }  // namespace nbody

@@ -18,17 +18,19 @@
 #include <set>
 #include <tuple>
 
-#include "cli/interrupt.hpp"
-#include "cli/problem_options.hpp"
-#include "cli/progress.hpp"
+#include "io/io.hpp"
+#include "matrix/estimate.hpp"
+#include "matrix/matrix_record.hpp"
 #include "nbody/errors.hpp"
 #include "nbody/generator.hpp"
-#include "nbody/io.hpp"
 #include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 #include "platform/measure.hpp"
 #include "results/json_input.hpp"
 #include "results/results.hpp"
+#include "run/interrupt.hpp"
+#include "run/progress.hpp"
+#include "run/refusals.hpp"
 #include "verify/verification.hpp"
 
 namespace nbody {
@@ -204,13 +206,13 @@ private:
         } else {
             // Rank 0 alone creates the file; the others would find it.
             if (!writes_) {
-                document_ = {{"context", results_context(registry_, spec_)}, {"benchmarks", ordered_json::array()}};
+                document_ = {{"context", results_context(registry_, matrix_context(spec_))}, {"benchmarks", ordered_json::array()}};
                 add_distribution_fields();
                 return;
             }
             if (fs::exists(path) && !options_.overwrite)
                 throw UsageError(path + " exists: pass --resume to continue it or --overwrite to replace it");
-            document_ = {{"context", results_context(registry_, spec_)}, {"benchmarks", ordered_json::array()}};
+            document_ = {{"context", results_context(registry_, matrix_context(spec_))}, {"benchmarks", ordered_json::array()}};
             add_distribution_fields();
             const fs::path parent = fs::path(path).parent_path();
             if (!parent.empty()) fs::create_directories(parent);
@@ -589,93 +591,6 @@ private:
 };
 
 }  // namespace
-
-std::string timing_summary(const nlohmann::ordered_json& entry) {
-    // Any field may be null (a non-finite value, or a limit that is unknown): read each with care.
-    const auto number = [&](const char* key) -> std::optional<double> {
-        const auto it = entry.find(key);
-        if (it == entry.end() || !it->is_number()) return std::nullopt;
-        return it->get<double>();
-    };
-    const auto shown = [](std::optional<double> value) { return value ? fmt::format("{:.4e}", *value) : std::string("-"); };
-    std::string text = fmt::format("{} s/step, {} interactions/s", shown(number("time_per_step_s")),
-                                   shown(number("interactions_per_second")));
-    if (const auto efficiency = number("efficiency")) text += fmt::format(", efficiency {:.1f}%", 100 * *efficiency);
-    const auto verified = entry.find("verified");
-    if (verified != entry.end() && verified->is_boolean() && verified->get<bool>())
-        text += ", verified";
-    else
-        text += ", " + entry.value("error", std::string("not verified"));
-    return text;
-}
-
-ResumedFile read_resumed_file(const Registry& registry, const MatrixSpec& spec, const std::string& path, bool retry_failed) {
-    const nlohmann::json old = read_json_file(path);
-    // Only a file that passes check-results is continued: its entries are kept as they are.
-    if (const auto problems = check_results(old); !problems.empty())
-        throw InputError(fmt::format("{}: cannot resume: not a valid results file ({}; `nbody-bench check-results {}` "
-                                     "lists every problem)",
-                                     path, problems.front(), path));
-    // Entries judged by another matrix (other groups, name, seed, constants or thresholds), or timed by
-    // another build, are not continued under the file's context.
-    const ordered_json fresh = results_context(registry, spec);
-    if (const std::string differs = matrix_difference(old["context"]["matrix"], fresh["matrix"]); !differs.empty())
-        throw UsageError(fmt::format("{}: cannot resume: it was run with another matrix ({})", path, differs));
-    if (const std::string differs = build_difference(old["context"], fresh); !differs.empty())
-        throw UsageError(fmt::format("{}: cannot resume: it was written by another build ({})", path, differs));
-    ResumedFile out{.document = ordered_json::parse(old.dump()), .done = {}};
-    ordered_json kept = ordered_json::array();
-    for (auto& entry : out.document["benchmarks"]) {
-        if (retry_failed && entry.value("error", std::string()) != "") continue;
-        out.done.insert(entry.value("run_name", std::string()));
-        kept.push_back(entry);
-    }
-    out.document["benchmarks"] = kept;
-    return out;
-}
-
-std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
-                                                       const std::vector<Configuration>& configurations,
-                                                       const CostLimits& limits, bool measure_when_over, bool read_energy) {
-    std::vector<ConfigurationCost> out;
-    std::set<std::tuple<std::size_t, int, Workload>> references;
-    std::map<std::string, std::optional<Rate>> measured;
-    for (const Configuration& c : configurations) {
-        const double steps = static_cast<double>(c.repetitions) * (c.warmup_steps + c.steps) + c.verify_steps;
-        const double reference = references.insert({c.n, c.verify_steps, c.workload}).second
-                                     ? reference_seconds(c.workload, c.n, c.verify_steps, spec.verification.full_reference_max_n,
-                                                         spec.verification.sample_bodies)
-                                     : 0.0;
-        const Rate rate = modelled_rate(*c.variant, c.tuning, c.workload, registry, c.n);
-        ConfigurationCost e;
-        // A minimum timed phase can only lengthen each repetition, by at most its value; a GPU's
-        // energy meter waits for its counter around each.
-        const double min_time =
-            c.repetitions * (c.min_time_s + (read_energy && c.variant->runs_on_gpu ? kNvmlMeterWaitSeconds : 0.0));
-        // Each repetition uploads and downloads; the verification's run is one more.
-        const int runs = c.repetitions + 1;
-        e.cost = Cost{.seconds = reference + steps_seconds(*c.variant, c.tuning, c.workload, c.n, c.d, steps, rate.interactions_per_second, runs) +
-                                 min_time,
-                      .host_bytes = host_bytes(*c.variant, c.workload, c.n, c.d, 1),
-                      .device_bytes = device_bytes(*c.variant, c.workload, c.n, c.d),
-                      .rate_source = rate.source};
-        if (measure_when_over && e.cost.seconds > limits.max_seconds) {
-            std::string key = c.variant->id + "/" + to_string(c.workload);
-            for (const auto& [name, value] : c.tuning) key += "/" + name + ":" + value;
-            if (!measured.count(key))
-                measured[key] = measured_rate(*c.variant, c.tuning, c.workload, spec.constants, c.n);
-            if (const auto& m = measured[key]) {
-                e.cost.seconds =
-                    reference + steps_seconds(*c.variant, c.tuning, c.workload, c.n, c.d, steps, m->interactions_per_second, runs) + min_time;
-                e.cost.rate_source = m->source;
-            }
-        }
-        e.why = excess(e.cost, limits);
-        e.over_limit = !e.why.empty();
-        out.push_back(std::move(e));
-    }
-    return out;
-}
 
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options) {
     return MatrixRunner(registry, spec, options).run();

@@ -3,9 +3,7 @@
 // configuration, manual time = time per step) and writes the results file of SPEC §6 after every
 // finished configuration (temporary file renamed into place).
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <ostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -44,37 +42,9 @@ struct MatrixRunSummary {
     std::vector<std::string> not_run;  // interrupted: the configurations left for --resume
 };
 
-// What each configuration costs (estimate.hpp): its repetitions, warm-up and verification steps, and
-// the host reference when it is the first of the list to need it. `measure_when_over`: a
-// configuration whose modelled time exceeds the limit is estimated again from its variant's rate
-// measured here (once per variant, tuning and workload).
-struct ConfigurationCost {
-    Cost cost;
-    bool over_limit = false;
-    std::string why;  // excess(cost, limits)
-};
-std::vector<ConfigurationCost> estimate_configurations(const Registry& registry, const MatrixSpec& spec,
-                                                       const std::vector<Configuration>& configurations,
-                                                       const CostLimits& limits, bool measure_when_over,
-                                                       bool read_energy = true);
-
-// What --resume continues: the results file at `path`, its entries (less those recorded with an error
-// when `retry_failed`) and the names of the configurations they hold. InputError for a file that fails
-// check-results; UsageError for one run with another matrix or written by another build, naming the
-// first key that differs and both values.
-struct ResumedFile {
-    nlohmann::ordered_json document;
-    std::set<std::string> done;
-};
-ResumedFile read_resumed_file(const Registry& registry, const MatrixSpec& spec, const std::string& path, bool retry_failed);
-
 // `registry` supplies the variants (tests pass their own). UsageError on a bad matrix, an output
 // that exists without resume/overwrite or cannot be written, or a configuration whose estimate
 // exceeds `options.limits` (the message lists them and names --allow-long).
 MatrixRunSummary run_matrix(const Registry& registry, const MatrixSpec& spec, const MatrixRunOptions& options);
-
-// The progress line's account of one results entry (time per step, interactions/s, efficiency,
-// verified or the error); a null or missing number shows as "-".
-std::string timing_summary(const nlohmann::ordered_json& entry);
 
 }  // namespace nbody

@@ -12,10 +12,10 @@
 #include <string>
 #include <utility>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 #ifdef NBODY_WITH_MPI
-#include "nbody/mpi_communicator.hpp"
+#include "platform/mpi_communicator.hpp"
 #endif
 
 namespace nbody {

@@ -11,8 +11,8 @@
 #include <set>
 #include <vector>
 
+#include "io/io.hpp"
 #include "nbody/errors.hpp"
-#include "nbody/io.hpp"
 
 namespace nbody {
 

@@ -36,23 +36,6 @@ std::string executable_path() {
     return ec ? std::string("nbody-bench") : path.string();
 }
 
-// A group as it expands: the top-level defaults and caps folded in (the caps in the order they apply).
-ordered_json group_definition(const MatrixGroup& g) {
-    ordered_json tunings = ordered_json::object();
-    for (const auto& [name, values] : g.tunings) tunings[name] = values;
-    ordered_json caps = ordered_json::array();
-    for (const auto& [pattern, n] : g.max_n) caps.push_back({{"variants", pattern}, {"n", n}});
-    ordered_json dims = ordered_json::array(), precisions = ordered_json::array(), integrators = ordered_json::array();
-    for (int dim : g.dims) dims.push_back(dim);
-    for (Precision p : g.precisions) precisions.push_back(to_string(p));
-    for (Integrator i : g.integrators) integrators.push_back(to_string(i));
-    return {{"name", g.name},         {"variants", g.variant_patterns}, {"n", g.n},
-            {"d", g.d},               {"dim", dims},                    {"precision", precisions},
-            {"integrator", integrators}, {"steps", g.steps},            {"warmup_steps", g.warmup_steps},
-            {"min_time_s", g.min_time_s}, {"repetitions", g.repetitions}, {"verify_steps", g.verify_steps},
-            {"tunings", tunings},     {"max_n", caps}};
-}
-
 // A value for a message: its JSON, shortened.
 std::string shown(const nlohmann::json& v) {
     const std::string text = v.dump();
@@ -191,7 +174,7 @@ ordered_json suite_models_json() {
     return models;
 }
 
-ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
+ordered_json results_context(const Registry& registry, const ordered_json& matrix) {
     const auto& gb_cpu = benchmark::CPUInfo::Get();
     const CpuInfo& cpu = host_cpu_info();
     const BuildInfo& build = build_info();
@@ -254,35 +237,18 @@ ordered_json results_context(const Registry& registry, const MatrixSpec& spec) {
     c["build_facts"] = facts;
     c["build_facts"]["host_arch"] = build.host_arch;  // the ISA host code (and a built Kokkos) was compiled for
     c["models"] = suite_models_json();
-    // The absolute limits given (null: the rounding rule decides; for max_map_diff: every map count
-    // must be explained), the same for both precisions.
-    const auto thresholds_json = [&](Precision) {
-        const ThresholdOverrides& t = spec.verification.overrides;
-        const auto value = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-        return ordered_json{{"max_pos_err", value(t.max_pos_err)},
-                            {"max_rms_pos_err", value(t.max_rms_pos_err)},
-                            {"max_vel_err", value(t.max_vel_err)},
-                            {"max_map_diff", value(t.max_map_diff)}};
-    };
-    ordered_json verification = {{"steps", spec.verify_steps},
-                                 {"full_reference_max_n", spec.verification.full_reference_max_n},
-                                 {"sample_bodies", spec.verification.sample_bodies}};
-    verification.update(thresholds_json(Precision::fp32));  // as version 1 wrote them: the fp32 thresholds
-    verification["by_precision"] = {{"fp32", thresholds_json(Precision::fp32)}, {"fp64", thresholds_json(Precision::fp64)}};
-    verification["rule"] = {{"rounding_multiple", kRoundingMultiple},
-                            {"value_ulps", kValueUlps},
-                            {"inconclusive_amplification", kInconclusiveAmplification}};
-    c["matrix"] = {{"name", spec.name},
-                   {"file", spec.file},
-                   {"seed", spec.seed},
-                   {"constants", {{"G", spec.constants.G}, {"dt", spec.constants.dt}, {"softening", spec.constants.softening}}},
-                   {"verification", verification}};
-    if (!spec.selected_groups.empty()) c["matrix"]["groups"] = spec.selected_groups;  // run with --groups
-    // Every group of the file, --groups or not: what a resume must find unchanged.
-    c["matrix"]["group_definitions"] = ordered_json::array();
-    for (const MatrixGroup& g : spec.all_groups.empty() ? spec.groups : spec.all_groups)
-        c["matrix"]["group_definitions"].push_back(group_definition(g));
+    c["matrix"] = matrix;
     return c;
+}
+
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
+                               const TuningValues& tuning) {
+    std::string name = fmt::format("{}/n:{}/d:{}/steps:{}", variant, n, d, steps);
+    if (workload != Workload{})
+        name += fmt::format("/dim:{}/precision:{}/integrator:{}", workload.dim, to_string(workload.precision),
+                            to_string(workload.integrator));
+    for (const auto& [key, value] : tuning) name += fmt::format("/{}:{}", key, value);
+    return name;
 }
 
 ordered_json limit_inputs_json(const CpuLimitInputs& in) {

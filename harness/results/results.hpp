@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.hpp"
 #include "nbody/registry.hpp"
+#include "nbody/variant.hpp"
 #include "platform/energy.hpp"
 #include "platform/host_info.hpp"
 
@@ -16,8 +16,9 @@ namespace nbody {
 inline constexpr int kResultsVersion = 2;
 
 // Google Benchmark's context fields plus ours: host CPU and its limit inputs, GPU, model versions,
-// compiler, build flags, git commit, date, and the matrix's seed, constants and verification settings.
-nlohmann::ordered_json results_context(const Registry& registry, const MatrixSpec& spec);
+// compiler, build flags, git commit, date, and `matrix`: what the matrix records of itself (its seed,
+// constants, verification settings and groups: matrix_context in matrix/matrix_record.hpp).
+nlohmann::ordered_json results_context(const Registry& registry, const nlohmann::ordered_json& matrix);
 
 // Every model of the suite as its model.cmake declares it (docs/adding-a-model.md): id, display
 // name, report family and order, the execution spaces it is the hand-written code of, whether it is
@@ -46,6 +47,12 @@ nlohmann::ordered_json limit_inputs_json(const GpuLimitInputs& inputs);
 // An entry's `energy` object (docs/results-format.md): its meter, whether it read (else why), the
 // meter's window and clock samples, and over several ranks each rank's reading.
 nlohmann::ordered_json energy_json(const EnergyReading& total, const std::vector<EnergyReading>& ranks);
+
+// <variant>/n:<N>/d:<D>/steps:<S>[/dim:<2|3>/precision:<p>/integrator:<i>][/<tuning>:<value>...]: the
+// workload part only when it is not the canonical 2d/fp32/euler, so names written before the workload
+// axes existed keep naming the same configurations.
+std::string configuration_name(const std::string& variant, std::size_t n, int d, int steps, const Workload& workload,
+                               const TuningValues& tuning);
 
 // The workload an entry records; 2d/fp32/euler where it records none (version 1).
 Workload entry_workload(const nlohmann::json& entry);

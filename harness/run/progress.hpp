@@ -9,6 +9,9 @@
 
 namespace nbody {
 
+// Where progress goes: stderr, redrawn in place when it is a terminal.
+bool stderr_is_terminal();
+
 // How often a plain (non-terminal) progress line is written, and after how long a run starts
 // showing progress at all.
 inline constexpr double kLogProgressEverySeconds = 30;

@@ -1,12 +1,15 @@
-#include "cli/progress.hpp"
+#include "run/progress.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace nbody {
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 StepProgress::StepProgress(std::ostream& out, bool interactive, std::string what, std::size_t n)
     : out_(out), interactive_(interactive), what_(std::move(what)), n_(static_cast<double>(n)),

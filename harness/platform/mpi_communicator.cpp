@@ -1,4 +1,4 @@
-#include "nbody/mpi_communicator.hpp"
+#include "platform/mpi_communicator.hpp"
 
 #include <mpi.h>
 

@@ -33,6 +33,10 @@ BodiesT<Real> read_bodies_csv_of(std::istream& in, const std::string& name, std:
 inline constexpr std::size_t kMaxInputBodies = std::size_t{1} << 26;  // the largest N the commands accept
 inline constexpr std::size_t kMaxInputLineBytes = std::size_t{1} << 16;
 
+// A state file's field names in file order, by dimension, and joined by commas ("x,y,vx,vy,m").
+const std::vector<std::string>& field_names(int dim);
+std::string joined_field_names(int dim);
+
 // The dimension a state file is written in: 2 when its first body line has 5 fields, 3 when 7;
 // InputError otherwise (naming the line and the count) or when it holds no body line.
 int csv_state_dim(const std::string& path);

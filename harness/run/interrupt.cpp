@@ -1,4 +1,4 @@
-#include "cli/interrupt.hpp"
+#include "run/interrupt.hpp"
 
 #include <unistd.h>
 
