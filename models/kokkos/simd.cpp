@@ -15,6 +15,7 @@
 #include "kokkos_simulation.hpp"
 #include "nbody/registry.hpp"
 #include "nbody/vector_lanes.hpp"
+#include "nbody/foldable_masses.hpp"
 #include "nbody/inv_sqrt.hpp"
 
 namespace nbody {
@@ -22,14 +23,6 @@ namespace kokkos {
 
 template <class Space, class Real>
 using FoldedMasses = Kokkos::View<PortableInvSqrt::FoldedMass<Real>*, typename Space::memory_space>;
-
-// The largest |coordinate| for which no pair's r^2 = sum of Dim squared differences + eps2 can
-// overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real.
-template <class Real, int Dim>
-Real overflow_free_bound(Real eps2) {
-    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
-    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
-}
 
 // The pulls of every body: first each mass folded into the coefficients of PortableInvSqrt's
 // refinement (once per body, not per interaction), then each work item takes one group of kLanes

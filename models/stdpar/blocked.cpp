@@ -19,20 +19,12 @@
 #include <limits>
 #include <vector>
 
+#include "nbody/foldable_masses.hpp"
 #include "nbody/inv_sqrt.hpp"
 #include "stdpar_simulation.hpp"
 
 namespace nbody {
 namespace {
-
-// The largest |coordinate| for which no pair's r^2 = the sum of Dim squared differences + eps2 can
-// overflow: Dim (2 bound)^2 + eps2 <= the largest finite Real (0.1 % kept for the sum's roundings).
-// Beyond it the portable estimate takes r^2 saturated: its 1/sqrt(inf) is not 0 (inv_sqrt.hpp).
-template <class Real, int Dim>
-Real overflow_free_bound(Real eps2) {
-    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
-    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
-}
 
 // Bodies j per tile: 2048 x (x, y, z and the folded mass's 3 coefficients) in float64 is 96 KB, well
 // inside L2 beside the sums.

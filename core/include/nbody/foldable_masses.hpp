@@ -49,6 +49,15 @@ Real folded_position_bound(const BodiesT<Real>& bodies, double eps2) {
     return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * bodies.dim)) / scale) : Real(0);
 }
 
+// The same bound for unfolded positions (kokkos.simd, stdpar.blocked): the largest |coordinate| for
+// which no pair's r^2 = the sum of Dim squared differences + eps2 can overflow, Dim (2 bound)^2 + eps2
+// <= the largest finite Real (0.1 % kept for the sum's roundings).
+template <class Real, int Dim>
+Real overflow_free_bound(Real eps2) {
+    const double room = static_cast<double>(std::numeric_limits<Real>::max()) - static_cast<double>(eps2);
+    return room > 0 ? static_cast<Real>(std::sqrt(room / (4.0 * Dim)) * 0.999) : Real(0);
+}
+
 // UsageError naming the first body whose mass the fold cannot take with this softening;
 // `alternative` is a variant that runs such a state, named in the message.
 template <class Real>
